@@ -1,0 +1,46 @@
+import { ErrorCode, InfergateError, type InfergateErrorOptions } from './errors.js';
+import { networkErrorCode } from './network-errors.js';
+
+/** gRPC status numbers → our codes. The one place that knows grpc-js statuses. */
+const byStatus: readonly ErrorCode[] = [
+  ErrorCode.Unknown, // 0 OK never becomes an error
+  ErrorCode.Cancelled,
+  ErrorCode.Unknown,
+  ErrorCode.InvalidArgument,
+  ErrorCode.DeadlineExceeded,
+  ErrorCode.NotFound,
+  ErrorCode.AlreadyExists,
+  ErrorCode.PermissionDenied,
+  ErrorCode.ResourceExhausted,
+  ErrorCode.FailedPrecondition,
+  ErrorCode.Aborted,
+  ErrorCode.OutOfRange,
+  ErrorCode.Unimplemented,
+  ErrorCode.Internal,
+  ErrorCode.Unavailable,
+  ErrorCode.DataLoss,
+  ErrorCode.Unauthenticated,
+];
+
+export interface GrpcStatusLike {
+  code?: number;
+  details?: string;
+  message?: string;
+}
+
+/** Triton's answer when a model's queue policy rejects a request: busy, not broken. */
+const QUEUE_FULL_PATTERN = /exceeds maximum queue size/i;
+
+export function fromGrpcStatus(error: GrpcStatusLike, context: InfergateErrorOptions = {}): InfergateError {
+  const status = typeof error.code === 'number' ? error.code : 2;
+  const details = error.details || error.message || 'no details';
+  let code = byStatus[status] ?? ErrorCode.Unknown;
+  if (code === ErrorCode.Unavailable && QUEUE_FULL_PATTERN.test(details)) code = ErrorCode.QueueFull;
+  if (code === ErrorCode.Unavailable || code === ErrorCode.Unknown || code === ErrorCode.Internal) {
+    // grpc-js reports connection failures as UNAVAILABLE with the socket error in the text.
+    const network = networkErrorCode(details);
+    if (network !== undefined) code = network;
+  }
+  const where = context.model ? ` (model '${context.model}'${context.endpoint ? ` at ${context.endpoint}` : ''})` : '';
+  return new InfergateError(code, `${details}${where}`, { ...context, cause: error, grpcCode: status });
+}

@@ -1,0 +1,255 @@
+import { type DescMessage, type DescMethodUnary, fromBinary, type MessageShape, toBinary } from '@bufbuild/protobuf';
+import * as grpc from '@grpc/grpc-js';
+import { abortError, ErrorCode, InfergateError, type InfergateErrorOptions } from './errors.js';
+import {
+  GRPCInferenceService,
+  type ModelInferRequest,
+  type ModelInferResponse,
+  ModelInferResponseSchema,
+  type ModelStreamInferResponse,
+  ModelStreamInferResponseSchema,
+} from './gen/grpc_service_pb.js';
+import { fromGrpcStatus } from './grpc-status.js';
+import { createCredentials } from './internal/credentials.js';
+import { fromModelInferResponse, serializeInferRequest, toModelInferRequest } from './internal/infer-wire.js';
+import { RPC_SERVICE, startRpcSpan } from './internal/tracing.js';
+import { classifyStreamError } from './internal/triton-messages.js';
+import { type Endpoint, parseEndpoint, type ResolvedClientOptions } from './options.js';
+import type { Parameters } from './parameters.js';
+import type { CallOptions, InferRequest, InferResponse, InferTransport } from './transport.js';
+
+type Serialize<T> = (value: T) => Buffer;
+type Deserialize<T> = (bytes: Buffer) => T;
+
+const identityBuffer = (value: Buffer) => value;
+
+function methodPath(name: string): string {
+  return `/${RPC_SERVICE}/${name}`;
+}
+
+/** Request parameters that CallOptions stand for (Triton reads `priority` as uint64). */
+function callParameters(request: InferRequest, options: CallOptions): Parameters | undefined {
+  if (options.priority === undefined || options.priority === 0) return undefined;
+  if (request.parameters?.priority !== undefined) return undefined;
+  if (!Number.isSafeInteger(options.priority) || options.priority < 0) {
+    throw new InfergateError(ErrorCode.InvalidArgument, `priority must be a non-negative integer, got ${options.priority}`);
+  }
+  return { priority: { kind: 'uint64', value: BigInt(options.priority) } };
+}
+
+/**
+ * One gRPC channel to one KServe v2 / Triton endpoint. Implements InferTransport for inference and
+ * offers typed unary calls for everything else.
+ */
+export class GrpcTransport implements InferTransport {
+  readonly endpoint: Endpoint;
+  private readonly client: grpc.Client;
+  private readonly options: ResolvedClientOptions;
+  private closed = false;
+
+  constructor(options: ResolvedClientOptions) {
+    this.options = options;
+    this.endpoint = parseEndpoint(options.url);
+    const secure = options.tls !== undefined && options.tls !== false ? true : this.endpoint.secure;
+    const channelOptions: grpc.ChannelOptions = {
+      'grpc.max_send_message_length': options.maxMessageBytes,
+      'grpc.max_receive_message_length': options.maxMessageBytes,
+      'grpc.keepalive_time_ms': options.keepalive.timeMs,
+      'grpc.keepalive_timeout_ms': options.keepalive.timeoutMs,
+      'grpc.keepalive_permit_without_calls': options.keepalive.permitWithoutCalls ? 1 : 0,
+      ...options.channelOptions,
+    };
+    if (typeof options.tls === 'object' && options.tls.serverName !== undefined) {
+      channelOptions['grpc.ssl_target_name_override'] = options.tls.serverName;
+      channelOptions['grpc.default_authority'] = options.tls.serverName;
+    }
+    this.client = new grpc.Client(this.endpoint.target, createCredentials(secure, options.tls), channelOptions);
+  }
+
+  /** `host:port` of the endpoint, for error messages and span attributes. */
+  get address(): string {
+    return this.endpoint.target;
+  }
+
+  private metadata(options: CallOptions): grpc.Metadata {
+    const metadata = new grpc.Metadata();
+    for (const [key, value] of Object.entries(this.options.headers)) metadata.set(key, value);
+    if (options.headers) for (const [key, value] of Object.entries(options.headers)) metadata.set(key, value);
+    return metadata;
+  }
+
+  private deadline(options: CallOptions): grpc.CallOptions {
+    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
+    if (timeoutMs === undefined) return {};
+    if (!(timeoutMs > 0)) throw new InfergateError(ErrorCode.InvalidArgument, `timeoutMs must be positive, got ${timeoutMs}`);
+    return { deadline: Date.now() + timeoutMs };
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw new InfergateError(ErrorCode.FailedPrecondition, `the client for ${this.address} is closed`);
+  }
+
+  /** Runs one unary RPC with deadline, abort, metadata, span and error mapping. */
+  call<Req, Res>(
+    method: string,
+    serialize: Serialize<Req>,
+    deserialize: Deserialize<Res>,
+    argument: Req,
+    options: CallOptions,
+    errorContext: InfergateErrorOptions = {},
+  ): Promise<Res> {
+    const context = { endpoint: this.address, ...errorContext };
+    return new Promise<Res>((resolve, reject) => {
+      try {
+        this.ensureOpen();
+        const { signal } = options;
+        if (signal?.aborted) throw abortError(signal, context);
+        const metadata = this.metadata(options);
+        const callOptions = this.deadline(options);
+        const span = startRpcSpan(
+          this.options.tracing,
+          method,
+          this.endpoint,
+          metadata,
+          context.model ? { 'infergate.model': context.model } : {},
+        );
+        let onAbort: (() => void) | undefined;
+        const call = this.client.makeUnaryRequest(
+          methodPath(method),
+          serialize,
+          deserialize,
+          argument,
+          metadata,
+          callOptions,
+          (error, value) => {
+            if (onAbort) signal?.removeEventListener('abort', onAbort);
+            if (error) {
+              const mapped = signal?.aborted ? abortError(signal, context) : fromGrpcStatus(error, context);
+              span.end(mapped, error.code);
+              reject(mapped);
+            } else {
+              span.end(undefined, 0);
+              resolve(value as Res);
+            }
+          },
+        );
+        if (signal) {
+          onAbort = () => call.cancel();
+          signal.addEventListener('abort', onAbort, { once: true });
+        }
+      } catch (error) {
+        reject(InfergateError.from(error));
+      }
+    });
+  }
+
+  /** A typed unary RPC of GRPCInferenceService by its generated descriptor. */
+  unary<I extends DescMessage, O extends DescMessage>(
+    method: DescMethodUnary<I, O>,
+    request: MessageShape<I>,
+    options: CallOptions,
+    errorContext: InfergateErrorOptions = {},
+  ): Promise<MessageShape<O>> {
+    return this.call(
+      method.name,
+      (value: MessageShape<I>) => Buffer.from(toBinary(method.input, value)),
+      (bytes: Buffer) => fromBinary(method.output, bytes),
+      request,
+      options,
+      errorContext,
+    );
+  }
+
+  private encodeInfer(request: InferRequest, options: CallOptions, extra?: Parameters): Buffer {
+    const parameters = callParameters(request, options);
+    const message: ModelInferRequest = toModelInferRequest(
+      request,
+      parameters || extra ? { ...parameters, ...extra } : undefined,
+    );
+    return serializeInferRequest(
+      message,
+      request.inputs.map((input) => input.raw),
+    );
+  }
+
+  infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
+    const context = { model: request.model, ...(request.id ? { requestId: request.id } : {}) };
+    let bytes: Buffer;
+    try {
+      bytes = this.encodeInfer(request, options);
+    } catch (error) {
+      return Promise.reject(InfergateError.from(error, ErrorCode.InvalidArgument));
+    }
+    return this.call(
+      GRPCInferenceService.method.modelInfer.name,
+      identityBuffer,
+      (buffer: Buffer) => fromBinary(ModelInferResponseSchema, buffer) as ModelInferResponse,
+      bytes,
+      options,
+      context,
+    ).then(fromModelInferResponse);
+  }
+
+  /**
+   * One request on ModelStreamInfer, read until Triton's final-response flag. Works for decoupled
+   * models (0..N responses) and plain ones (one response). Leaving the loop early cancels the RPC.
+   */
+  async *stream(request: InferRequest, options: CallOptions = {}): AsyncIterable<InferResponse> {
+    this.ensureOpen();
+    const context: InfergateErrorOptions = {
+      endpoint: this.address,
+      model: request.model,
+      ...(request.id ? { requestId: request.id } : {}),
+    };
+    const { signal } = options;
+    if (signal?.aborted) throw abortError(signal, context);
+    const bytes = this.encodeInfer(request, options, { triton_enable_empty_final_response: true });
+    const metadata = this.metadata(options);
+    const span = startRpcSpan(this.options.tracing, GRPCInferenceService.method.modelStreamInfer.name, this.endpoint, metadata, {
+      'infergate.model': request.model,
+    });
+    const call = this.client.makeBidiStreamRequest(
+      methodPath(GRPCInferenceService.method.modelStreamInfer.name),
+      identityBuffer,
+      (buffer: Buffer) => fromBinary(ModelStreamInferResponseSchema, buffer) as ModelStreamInferResponse,
+      metadata,
+      this.deadline(options),
+    );
+    const onAbort = () => call.cancel();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let failure: InfergateError | undefined;
+    let finished = false;
+    try {
+      call.write(bytes);
+      call.end();
+      for await (const message of call as AsyncIterable<ModelStreamInferResponse>) {
+        if (message.errorMessage !== '') {
+          throw classifyStreamError(message.errorMessage, context);
+        }
+        if (message.inferResponse === undefined) continue;
+        const response = fromModelInferResponse(message.inferResponse);
+        const final = response.parameters.triton_final_response === true;
+        if (response.outputs.length > 0 || !final) yield response;
+        if (final) break;
+      }
+      finished = true;
+    } catch (error) {
+      if (error instanceof InfergateError) failure = error;
+      else if (signal?.aborted) failure = abortError(signal, context);
+      else if (typeof (error as { code?: unknown }).code === 'number') failure = fromGrpcStatus(error as grpc.ServiceError, context);
+      else failure = InfergateError.from(error);
+      throw failure;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      if (!finished) call.cancel();
+      span.end(failure, failure?.grpcCode ?? (failure ? undefined : 0));
+    }
+  }
+
+  /** Closes the channel; in-flight calls fail with CANCELLED/UNAVAILABLE. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.client.close();
+  }
+}

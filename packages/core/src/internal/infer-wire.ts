@@ -1,0 +1,176 @@
+import { create, toBinary } from '@bufbuild/protobuf';
+import { type DataType, isDataType } from '../datatype.js';
+import { ErrorCode, InfergateError } from '../errors.js';
+import {
+  type InferParameter,
+  InferParameterSchema,
+  type InferTensorContents,
+  type ModelInferRequest,
+  ModelInferRequestSchema,
+  type ModelInferResponse,
+} from '../gen/grpc_service_pb.js';
+import { fromWireParameter, type ParameterValue, type Parameters, toWireParameter } from '../parameters.js';
+import type { EncodedTensor } from '../tensor.js';
+import type { InferRequest, InferResponse } from '../transport.js';
+
+export function toParameterMap(parameters: Parameters | undefined): Record<string, InferParameter> {
+  const out: Record<string, InferParameter> = {};
+  if (parameters === undefined) return out;
+  for (const [name, value] of Object.entries(parameters)) {
+    out[name] = create(InferParameterSchema, { parameterChoice: toWireParameter(name, value) });
+  }
+  return out;
+}
+
+export function fromParameterMap(map: Record<string, InferParameter>): Record<string, ParameterValue> {
+  const out: Record<string, ParameterValue> = {};
+  for (const [name, parameter] of Object.entries(map)) {
+    const value = fromWireParameter(parameter.parameterChoice);
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
+/** Builds the protobuf message, without the raw tensor bytes (appended separately, see below). */
+export function toModelInferRequest(request: InferRequest, extraParameters?: Parameters): ModelInferRequest {
+  return create(ModelInferRequestSchema, {
+    modelName: request.model,
+    modelVersion: request.modelVersion ?? '',
+    id: request.id ?? '',
+    parameters: toParameterMap(extraParameters ? { ...request.parameters, ...extraParameters } : request.parameters),
+    inputs: request.inputs.map((input) => ({
+      name: input.name,
+      datatype: input.datatype,
+      shape: input.shape.map((dim) => BigInt(dim)),
+    })),
+    outputs: (request.outputs ?? []).map((output) => ({
+      name: output.name,
+      parameters: toParameterMap(
+        output.classCount !== undefined
+          ? { ...output.parameters, classification: output.classCount }
+          : output.parameters,
+      ),
+    })),
+  });
+}
+
+const RAW_INPUT_CONTENTS_TAG = (7 << 3) | 2;
+
+function varintLength(value: number): number {
+  let length = 1;
+  while (value >= 0x80) {
+    value = Math.floor(value / 128);
+    length++;
+  }
+  return length;
+}
+
+function writeVarint(target: Buffer, offset: number, value: number): number {
+  while (value >= 0x80) {
+    target[offset++] = (value % 128) | 0x80;
+    value = Math.floor(value / 128);
+  }
+  target[offset++] = value;
+  return offset;
+}
+
+/**
+ * Serializes a ModelInferRequest with the tensors' raw bytes. Protobuf lets fields of one message be
+ * concatenated, so the small part goes through the protobuf encoder and each `raw_input_contents`
+ * entry (field 7) is appended by hand: one allocation and one copy per tensor.
+ */
+export function serializeInferRequest(message: ModelInferRequest, raws: readonly Uint8Array[]): Buffer {
+  const head = toBinary(ModelInferRequestSchema, message);
+  let total = head.byteLength;
+  for (const raw of raws) total += 1 + varintLength(raw.byteLength) + raw.byteLength;
+  const out = Buffer.allocUnsafe(total);
+  out.set(head, 0);
+  let offset = head.byteLength;
+  for (const raw of raws) {
+    out[offset++] = RAW_INPUT_CONTENTS_TAG;
+    offset = writeVarint(out, offset, raw.byteLength);
+    out.set(raw, offset);
+    offset += raw.byteLength;
+  }
+  return out;
+}
+
+function shapeToNumbers(shape: readonly bigint[], what: string): number[] {
+  return shape.map((dim) => {
+    const value = Number(dim);
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw new InfergateError(ErrorCode.DataLoss, `${what}: invalid dimension ${dim}`);
+    }
+    return value;
+  });
+}
+
+/** Servers may answer in typed `contents` instead of raw bytes (KServe allows both): convert. */
+function contentsToRaw(datatype: DataType, contents: InferTensorContents | undefined): Uint8Array {
+  if (contents === undefined) return new Uint8Array(0);
+  const view = (array: ArrayBufferView) => new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+  switch (datatype) {
+    case 'BOOL':
+      return Uint8Array.from(contents.boolContents, (value) => (value ? 1 : 0));
+    case 'UINT8':
+      return Uint8Array.from(contents.uintContents);
+    case 'UINT16':
+      return view(Uint16Array.from(contents.uintContents));
+    case 'UINT32':
+      return view(Uint32Array.from(contents.uintContents));
+    case 'UINT64':
+      return view(BigUint64Array.from(contents.uint64Contents));
+    case 'INT8':
+      return view(Int8Array.from(contents.intContents));
+    case 'INT16':
+      return view(Int16Array.from(contents.intContents));
+    case 'INT32':
+      return view(Int32Array.from(contents.intContents));
+    case 'INT64':
+      return view(BigInt64Array.from(contents.int64Contents));
+    case 'FP32':
+      return view(Float32Array.from(contents.fp32Contents));
+    case 'FP64':
+      return view(Float64Array.from(contents.fp64Contents));
+    case 'BYTES': {
+      const total = contents.bytesContents.reduce((sum, element) => sum + 4 + element.byteLength, 0);
+      const out = Buffer.allocUnsafe(total);
+      let offset = 0;
+      for (const element of contents.bytesContents) {
+        out.writeUInt32LE(element.byteLength, offset);
+        out.set(element, offset + 4);
+        offset += 4 + element.byteLength;
+      }
+      return out;
+    }
+    default:
+      return new Uint8Array(0);
+  }
+}
+
+export function fromModelInferResponse(message: ModelInferResponse): InferResponse {
+  const outputs: EncodedTensor[] = message.outputs.map((output, index) => {
+    const what = `output '${output.name}'`;
+    if (!isDataType(output.datatype)) {
+      throw new InfergateError(ErrorCode.DataLoss, `${what}: the server sent unknown datatype '${output.datatype}'`);
+    }
+    const raw =
+      message.rawOutputContents.length > 0
+        ? (message.rawOutputContents[index] ?? new Uint8Array(0))
+        : contentsToRaw(output.datatype, output.contents);
+    return {
+      name: output.name,
+      datatype: output.datatype,
+      shape: shapeToNumbers(output.shape, what),
+      raw,
+      ...(Object.keys(output.parameters).length > 0 ? { parameters: fromParameterMap(output.parameters) } : {}),
+    };
+  });
+  return {
+    model: message.modelName,
+    modelVersion: message.modelVersion,
+    id: message.id,
+    outputs,
+    parameters: fromParameterMap(message.parameters),
+  };
+}

@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { ErrorCode, InfergateError } from './errors.js';
+import type { Interceptor } from './transport.js';
+
+/** The service contract's seed defaults (the original brief). */
+export const DEFAULT_SERVICE_NAME = 'model-serving-triton-inference-server';
+export const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
+
+const pem = z.union([z.string().min(1), z.instanceof(Uint8Array)]);
+
+export const tlsOptionsSchema = z
+  .object({
+    /** CA certificate(s): PEM text, a Buffer, or a file path. Default: the system roots. */
+    ca: pem.optional(),
+    /** Client certificate for mTLS. */
+    cert: pem.optional(),
+    /** Client private key for mTLS. */
+    key: pem.optional(),
+    /** Override the name checked against the server certificate. */
+    serverName: z.string().min(1).optional(),
+  })
+  .strict();
+
+export const clientOptionsSchema = z
+  .object({
+    /** `host:port`, `grpc://host:port` (plaintext) or `grpcs://host:port` (TLS). */
+    url: z.string().min(1, 'url must be host:port, grpc://host:port or grpcs://host:port'),
+    /** @default "model-serving-triton-inference-server" — the name spans and metrics carry. */
+    serviceName: z.string().min(1).default(DEFAULT_SERVICE_NAME),
+    /** Default deadline for every call, in ms; per-call `timeoutMs` overrides it. @default none */
+    timeoutMs: z.number().int().positive().optional(),
+    /** Metadata sent with every call (e.g. authorization). @default {} */
+    headers: z.record(z.string(), z.string()).default({}),
+    /** TLS: `true` for system roots, or certificates for TLS / mTLS. @default false unless grpcs:// */
+    tls: z.union([z.boolean(), tlsOptionsSchema]).optional(),
+    keepalive: z
+      .object({
+        /** Ping the server after this long without activity. @default 30000 */
+        timeMs: z.number().int().positive().default(30_000),
+        /** Close the connection if a ping is not answered within this. @default 10000 */
+        timeoutMs: z.number().int().positive().default(10_000),
+        /** Ping even when no call is active. @default false */
+        permitWithoutCalls: z.boolean().default(false),
+      })
+      .strict()
+      .default({ timeMs: 30_000, timeoutMs: 10_000, permitWithoutCalls: false }),
+    /** Largest message sent or received. @default 2 GiB − 1 (grpc-js defaults to 4 MiB receive) */
+    maxMessageBytes: z.number().int().positive().max(MAX_MESSAGE_BYTES).default(MAX_MESSAGE_BYTES),
+    /** Record an OpenTelemetry client span per RPC (a no-op unless an SDK is registered). @default true */
+    tracing: z.boolean().default(true),
+    /** Wrap inference calls, first listed = outermost. @default [] */
+    interceptors: z
+      .array(z.custom<Interceptor>((value) => typeof value === 'function', 'interceptors must be functions'))
+      .default([]),
+    /** Extra grpc-js channel options (advanced). */
+    channelOptions: z.record(z.string(), z.union([z.string(), z.number()])).default({}),
+  })
+  .strict();
+
+export type ClientOptions = z.input<typeof clientOptionsSchema>;
+export type ResolvedClientOptions = z.output<typeof clientOptionsSchema>;
+
+/** Formats zod's issues into one readable line each. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(options)'}: ${issue.message}`)
+    .join('; ');
+}
+
+/** Validates with a schema; a failure is an INVALID_ARGUMENT InfergateError naming every bad field. */
+export function parseOptions<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw new InfergateError(ErrorCode.InvalidArgument, `invalid ${what}: ${describeIssues(result.error)}`);
+  }
+  return result.data;
+}
+
+export interface Endpoint {
+  /** `host:port` as grpc-js expects it. */
+  target: string;
+  host: string;
+  port: number;
+  secure: boolean;
+}
+
+export function parseEndpoint(url: string): Endpoint {
+  const match = /^(?:(grpcs?|https?):\/\/)?(\[[^\]]+\]|[^:/\s]+)(?::(\d+))?\/?$/.exec(url.trim());
+  if (!match) {
+    throw new InfergateError(
+      ErrorCode.InvalidArgument,
+      `invalid url '${url}': expected host:port, grpc://host:port or grpcs://host:port`,
+    );
+  }
+  const scheme = match[1];
+  const host = match[2] as string;
+  const secure = scheme === 'grpcs' || scheme === 'https';
+  const port = match[3] !== undefined ? Number(match[3]) : secure ? 443 : 8001;
+  if (port < 1 || port > 65535) throw new InfergateError(ErrorCode.InvalidArgument, `invalid url '${url}': bad port`);
+  return { target: `${host}:${port}`, host: host.replace(/^\[|\]$/g, ''), port, secure };
+}

@@ -1,0 +1,75 @@
+import { decodeTensorData } from './codec.js';
+import type { DataType } from './datatype.js';
+import { ErrorCode, InfergateError } from './errors.js';
+import type { Parameters } from './parameters.js';
+import type { EncodedTensor, TensorOutputData } from './tensor.js';
+import type { InferResponse } from './transport.js';
+
+/** One output tensor; `data` is decoded on first access, as a view of the received bytes when possible. */
+export class OutputTensor {
+  readonly name: string;
+  readonly datatype: DataType;
+  readonly shape: readonly number[];
+  /** The wire bytes (for FP16/BF16, the raw 16-bit patterns). */
+  readonly raw: Uint8Array;
+  readonly parameters: Parameters;
+  #data: TensorOutputData | undefined;
+
+  constructor(tensor: EncodedTensor) {
+    this.name = tensor.name;
+    this.datatype = tensor.datatype;
+    this.shape = tensor.shape;
+    this.raw = tensor.raw;
+    this.parameters = tensor.parameters ?? {};
+  }
+
+  /**
+   * The natural array: Float32Array for FP32 (and for FP16/BF16, widened), BigInt64Array for INT64,
+   * Uint8Array of 0/1 for BOOL, Buffer[] for BYTES, …
+   */
+  get data(): TensorOutputData {
+    this.#data ??= decodeTensorData(this);
+    return this.#data;
+  }
+
+  /** BYTES elements as UTF-8 strings. */
+  strings(): string[] {
+    if (this.datatype !== 'BYTES') {
+      throw new InfergateError(ErrorCode.InvalidArgument, `output '${this.name}' is ${this.datatype}, not BYTES`);
+    }
+    return (this.data as Buffer[]).map((element) => element.toString('utf8'));
+  }
+
+  /** A plain JavaScript array (numbers, bigints, booleans for BOOL, strings for BYTES). */
+  toArray(): Array<number | bigint | boolean | string> {
+    if (this.datatype === 'BYTES') return this.strings();
+    if (this.datatype === 'BOOL') return Array.from(this.data as Uint8Array, (value) => value !== 0);
+    return Array.from(this.data as ArrayLike<number | bigint>);
+  }
+}
+
+export class InferResult {
+  readonly model: string;
+  readonly modelVersion: string;
+  readonly id: string;
+  readonly parameters: Parameters;
+  readonly outputs: readonly OutputTensor[];
+
+  constructor(response: InferResponse) {
+    this.model = response.model;
+    this.modelVersion = response.modelVersion;
+    this.id = response.id;
+    this.parameters = response.parameters;
+    this.outputs = response.outputs.map((tensor) => new OutputTensor(tensor));
+  }
+
+  /** The output called `name`; NOT_FOUND naming the outputs there are if it is missing. */
+  output(name: string): OutputTensor {
+    const found = this.outputs.find((tensor) => tensor.name === name);
+    if (found === undefined) {
+      const names = this.outputs.map((tensor) => tensor.name).join(', ') || 'none';
+      throw new InfergateError(ErrorCode.NotFound, `model '${this.model}' returned no output '${name}' (outputs: ${names})`);
+    }
+    return found;
+  }
+}

@@ -1,0 +1,67 @@
+import type { Parameters } from './parameters.js';
+import type { EncodedTensor } from './tensor.js';
+
+/** An output the caller asks for, optionally as top-k classification. */
+export interface RequestedOutput {
+  name: string;
+  /** Ask Triton for the top `classCount` classes of this output, as BYTES "value:index[:label]". */
+  classCount?: number;
+  parameters?: Parameters;
+}
+
+/** One inference request in wire form: what every transport, batcher and router carries. */
+export interface InferRequest {
+  model: string;
+  /** Empty or absent: the server's version policy chooses. */
+  modelVersion?: string;
+  id?: string;
+  inputs: readonly EncodedTensor[];
+  /** Absent: every output. */
+  outputs?: readonly RequestedOutput[];
+  parameters?: Parameters;
+}
+
+export interface InferResponse {
+  model: string;
+  modelVersion: string;
+  id: string;
+  outputs: readonly EncodedTensor[];
+  parameters: Parameters;
+}
+
+/** Per-call options every layer honours. */
+export interface CallOptions {
+  /** Aborting cancels the call (code CANCELLED). */
+  signal?: AbortSignal;
+  /** Client-side deadline for the call, in ms (code DEADLINE_EXCEEDED). */
+  timeoutMs?: number;
+  /** Extra gRPC metadata / HTTP headers for this call. */
+  headers?: Readonly<Record<string, string>>;
+  /** Tenant the call is attributed to (batching fairness, cost). */
+  tenant?: string;
+  /** Triton priority level (1 is highest); 0 or absent uses the model's default. */
+  priority?: number;
+  /** Free-form values that interceptors pass along. */
+  context?: ReadonlyMap<string | symbol, unknown>;
+}
+
+/**
+ * The one shape every hop implements: a gRPC endpoint, a batcher, a router. Layers stack because
+ * each takes and returns this.
+ */
+export interface InferTransport {
+  infer(request: InferRequest, options: CallOptions): Promise<InferResponse>;
+  stream(request: InferRequest, options: CallOptions): AsyncIterable<InferResponse>;
+  /** Releases connections, timers and regions. */
+  close?(): Promise<void> | void;
+}
+
+/** Wraps a transport to add a cross-cutting concern (tracing, auth, cost, metrics). */
+export type Interceptor = (next: InferTransport) => InferTransport;
+
+/** Applies interceptors so that the first one listed is the outermost. */
+export function applyInterceptors(transport: InferTransport, interceptors: readonly Interceptor[]): InferTransport {
+  let wrapped = transport;
+  for (let i = interceptors.length - 1; i >= 0; i--) wrapped = (interceptors[i] as Interceptor)(wrapped);
+  return wrapped;
+}

@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""Real NVIDIA Triton Inference Server (CPU) for infergate interop tests.
+
+Serves a fixed set of test models through PyTriton (which bundles the
+`tritonserver` binary and runs each model in Triton's Python backend).
+All endpoints bind to 127.0.0.1 only.
+
+Prints exactly one line `READY grpc=<port> http=<port> metrics=<port>` to
+stdout once every model is loaded and the server is ready; everything else
+goes to stderr. Exits cleanly on SIGTERM / SIGINT.
+
+Ports/options come from CLI flags, falling back to environment variables:
+  --grpc-port      INFERGATE_TRITON_GRPC_PORT     (default 8001)
+  --http-port      INFERGATE_TRITON_HTTP_PORT     (default 8000)
+  --metrics-port   INFERGATE_TRITON_METRICS_PORT  (default 8002)
+  --access-token   INFERGATE_TRITON_ACCESS_TOKEN  (default "infergate-test-token")
+  --restricted-endpoints  INFERGATE_TRITON_RESTRICTED_ENDPOINTS
+        comma-separated Triton endpoint groups guarded by the
+        `triton-access-token` header (default "trace,logging";
+        "" = nothing restricted; valid groups: health, metadata, inference,
+        shared-memory, model-config, model-repository, statistics, trace, logging)
+  --log-verbose    INFERGATE_TRITON_LOG_VERBOSE   (default 0)
+
+See README.md in this folder for the model catalogue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+
+import numpy as np
+
+# --- sequence batching shim -------------------------------------------------
+# PyTriton's ModelConfig has no `sequence_batching` field. PyTriton generates
+# config.pbtxt in this process, so we add the block for the models named here.
+# The backend proxy does not forward control tensors or the correlation ID to
+# the Python callable, so such a model cannot keep per-sequence state; it only
+# makes Triton enforce/validate sequence_id / sequence_start / sequence_end.
+_SEQUENCE_MODELS = {"sequence_echo": {"maxSequenceIdleMicroseconds": "5000000"}}
+
+from pytriton.model_config import generator as _generator  # noqa: E402
+
+_orig_get_config = _generator.ModelConfigGenerator.get_config
+
+
+def _get_config_with_sequence(self):
+    cfg = _orig_get_config(self)
+    extra = _SEQUENCE_MODELS.get(cfg.get("name"))
+    if extra is not None:
+        cfg.pop("dynamic_batching", None)
+        cfg["sequence_batching"] = dict(extra)
+    return cfg
+
+
+_generator.ModelConfigGenerator.get_config = _get_config_with_sequence
+
+from pytriton.decorators import batch  # noqa: E402
+from pytriton.model_config import DynamicBatcher, ModelConfig, QueuePolicy, Tensor  # noqa: E402
+from pytriton.model_config.common import TimeoutAction  # noqa: E402
+from pytriton.triton import Triton, TritonConfig, TritonSecurityConfig  # noqa: E402
+
+HOST = "127.0.0.1"
+
+# Triton datatype -> numpy dtype used by PyTriton (BYTES = np.bytes_, i.e. TYPE_STRING).
+IDENTITY_DTYPES = {
+    "bool": np.bool_,
+    "uint8": np.uint8,
+    "uint16": np.uint16,
+    "uint32": np.uint32,
+    "uint64": np.uint64,
+    "int8": np.int8,
+    "int16": np.int16,
+    "int32": np.int32,
+    "int64": np.int64,
+    "fp16": np.float16,
+    "fp32": np.float32,
+    "fp64": np.float64,
+    "bytes": np.bytes_,
+}
+
+SLOW_QUEUE_SLEEP_S = 0.2
+
+
+def _log(msg: str) -> None:
+    print(f"[triton_server] {msg}", file=sys.stderr, flush=True)
+
+
+def identity(requests):
+    return [{"OUTPUT0": r["INPUT0"]} for r in requests]
+
+
+@batch
+def add_sub(INPUT0, INPUT1):
+    return {"OUTPUT0": INPUT0 + INPUT1, "OUTPUT1": INPUT0 - INPUT1}
+
+
+@batch
+def slow_queue(INPUT0):
+    time.sleep(SLOW_QUEUE_SLEEP_S)
+    return {"OUTPUT0": INPUT0}
+
+
+def repeat(requests):
+    """Decoupled: for IN=n send n responses OUT=[i] (i = 0..n-1), then the final flag.
+
+    Optional DELAY_MS waits before each response. IN < 0 raises (error response).
+    """
+    if len(requests) != 1:
+        raise ValueError(f"repeat expects one request per execution, got {len(requests)}")
+    req = requests[0]
+    count = int(req["IN"].reshape(-1)[0])
+    delay_ms = int(req["DELAY_MS"].reshape(-1)[0]) if "DELAY_MS" in req else 0
+    if count < 0:
+        raise ValueError(f"repeat: IN must be >= 0, got {count}")
+    for i in range(count):
+        if delay_ms > 0:
+            time.sleep(delay_ms / 1000.0)
+        yield [{"OUT": np.array([i], dtype=np.int32)}]
+
+
+def sequence_echo(requests):
+    return [{"OUTPUT0": r["INPUT0"]} for r in requests]
+
+
+def bind_models(triton: Triton) -> None:
+    for suffix, dtype in IDENTITY_DTYPES.items():
+        triton.bind(
+            model_name=f"identity_{suffix}",
+            infer_func=identity,
+            inputs=[Tensor(name="INPUT0", dtype=dtype, shape=(-1,))],
+            outputs=[Tensor(name="OUTPUT0", dtype=dtype, shape=(-1,))],
+            config=ModelConfig(batching=False),
+            strict=True,
+        )
+
+    # Batched identity: full shape is [batch(<=8), N].
+    triton.bind(
+        model_name="identity_fp32_batched",
+        infer_func=identity,
+        inputs=[Tensor(name="INPUT0", dtype=np.float32, shape=(-1,))],
+        outputs=[Tensor(name="OUTPUT0", dtype=np.float32, shape=(-1,))],
+        config=ModelConfig(batching=True, max_batch_size=8, batcher=DynamicBatcher()),
+        strict=True,
+    )
+
+    triton.bind(
+        model_name="add_sub",
+        infer_func=add_sub,
+        inputs=[
+            Tensor(name="INPUT0", dtype=np.float32, shape=(16,)),
+            Tensor(name="INPUT1", dtype=np.float32, shape=(16,)),
+        ],
+        outputs=[
+            Tensor(name="OUTPUT0", dtype=np.float32, shape=(16,)),
+            Tensor(name="OUTPUT1", dtype=np.float32, shape=(16,)),
+        ],
+        config=ModelConfig(
+            batching=True,
+            max_batch_size=64,
+            batcher=DynamicBatcher(max_queue_delay_microseconds=100),
+        ),
+        strict=True,
+    )
+
+    triton.bind(
+        model_name="slow_queue",
+        infer_func=slow_queue,
+        inputs=[Tensor(name="INPUT0", dtype=np.float32, shape=(-1,))],
+        outputs=[Tensor(name="OUTPUT0", dtype=np.float32, shape=(-1,))],
+        config=ModelConfig(
+            batching=True,
+            max_batch_size=1,
+            batcher=DynamicBatcher(
+                priority_levels=2,
+                default_priority_level=2,
+                default_queue_policy=QueuePolicy(
+                    timeout_action=TimeoutAction.REJECT,
+                    default_timeout_microseconds=0,
+                    allow_timeout_override=True,
+                    max_queue_size=2,
+                ),
+            ),
+        ),
+        strict=True,
+    )
+
+    triton.bind(
+        model_name="repeat",
+        infer_func=repeat,
+        inputs=[
+            Tensor(name="IN", dtype=np.int32, shape=(1,)),
+            Tensor(name="DELAY_MS", dtype=np.int32, shape=(1,), optional=True),
+        ],
+        outputs=[Tensor(name="OUT", dtype=np.int32, shape=(1,))],
+        config=ModelConfig(batching=False, decoupled=True),
+        strict=True,
+    )
+
+    triton.bind(
+        model_name="sequence_echo",
+        infer_func=sequence_echo,
+        inputs=[Tensor(name="INPUT0", dtype=np.int32, shape=(1,))],
+        outputs=[Tensor(name="OUTPUT0", dtype=np.int32, shape=(1,))],
+        config=ModelConfig(batching=True, max_batch_size=1),
+        strict=True,
+    )
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return int(value) if value else default
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--grpc-port", type=int, default=_env_int("INFERGATE_TRITON_GRPC_PORT", 8001))
+    p.add_argument("--http-port", type=int, default=_env_int("INFERGATE_TRITON_HTTP_PORT", 8000))
+    p.add_argument("--metrics-port", type=int, default=_env_int("INFERGATE_TRITON_METRICS_PORT", 8002))
+    p.add_argument(
+        "--access-token", default=os.environ.get("INFERGATE_TRITON_ACCESS_TOKEN", "infergate-test-token")
+    )
+    p.add_argument(
+        "--restricted-endpoints",
+        default=os.environ.get("INFERGATE_TRITON_RESTRICTED_ENDPOINTS", "trace,logging"),
+    )
+    p.add_argument("--log-verbose", type=int, default=_env_int("INFERGATE_TRITON_LOG_VERBOSE", 0))
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    # tritonserver (a child process) inherits fd 1 and logs there; keep stdout
+    # for the READY line only by pointing fd 1 at stderr for everything else.
+    ready_out = os.fdopen(os.dup(1), "w", buffering=1)
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+
+    restricted = [e.strip() for e in args.restricted_endpoints.split(",") if e.strip()]
+    security = TritonSecurityConfig(
+        access_token=args.access_token if restricted else None,
+        restricted_endpoints=restricted,
+    )
+    config = TritonConfig(
+        http_address=HOST,
+        http_port=args.http_port,
+        grpc_address=HOST,
+        grpc_port=args.grpc_port,
+        metrics_address=HOST,
+        metrics_port=args.metrics_port,
+        allow_gpu_metrics=False,
+        log_verbose=args.log_verbose,
+        exit_timeout_secs=5,
+    )
+
+    stop = threading.Event()
+
+    def _on_signal(signum, _frame):
+        _log(f"received signal {signum}, shutting down")
+        stop.set()
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
+
+    started = time.monotonic()
+    triton = Triton(config=config, security_config=security)
+    try:
+        bind_models(triton)
+        triton.run()  # starts tritonserver, loads every bound model, waits until ready
+        elapsed = time.monotonic() - started
+        _log(f"ready after {elapsed:.1f}s; restricted={restricted or 'none'}")
+        ready_out.write(f"READY grpc={args.grpc_port} http={args.http_port} metrics={args.metrics_port}\n")
+        ready_out.flush()
+        while not stop.wait(0.5):
+            if not triton.is_alive():
+                _log("tritonserver or a model proxy died")
+                return 1
+    finally:
+        triton.stop()
+        _log("stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
