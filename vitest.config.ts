@@ -1,12 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
-const alias = {
-  '@infergate/core': new URL('./packages/core/src/index.ts', import.meta.url).pathname,
-  '@infergate/testing': new URL('./packages/testing/src/index.ts', import.meta.url).pathname,
-};
+const source = (path: string) => new URL(path, import.meta.url).pathname;
+// Tests run the workspace packages from source.
+const alias = [
+  { find: /^@infergate\/core$/, replacement: source('./packages/core/src/index.ts') },
+  { find: /^@infergate\/core\/proto$/, replacement: source('./packages/core/src/proto.ts') },
+  { find: /^@infergate\/testing$/, replacement: source('./packages/testing/src/index.ts') },
+];
 
 export default defineConfig({
-  resolve: { alias },
   test: {
     projects: [
       {

@@ -1,4 +1,7 @@
 import { defineConfig } from 'tsup';
 import { packageConfig } from '../../tsup.config.js';
 
-export default defineConfig(packageConfig({ index: 'src/index.ts' }));
+// The CLI (the `infergate-test-server` bin) is an entry of its own; it needs no declarations.
+export default defineConfig(
+  packageConfig({ index: 'src/index.ts', cli: 'src/cli.ts' }, { dts: { entry: { index: 'src/index.ts' } } }),
+);

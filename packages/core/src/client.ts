@@ -60,21 +60,30 @@ function toNumbers(shape: readonly bigint[]): number[] {
 }
 
 /** Builds the wire request from user-facing inputs; every validation happens here. */
-export function buildInferRequest(model: string, inputs: readonly InputTensor[], options: InferOptions = {}): InferRequest {
+export function buildInferRequest(
+  model: string,
+  inputs: readonly InputTensor[],
+  options: InferOptions = {},
+): InferRequest {
   if (typeof model !== 'string' || model === '') {
     throw new InfergateError(ErrorCode.InvalidArgument, 'model must be a non-empty string');
   }
-  if (!Array.isArray(inputs)) throw new InfergateError(ErrorCode.InvalidArgument, 'inputs must be an array of tensors');
+  if (!Array.isArray(inputs))
+    throw new InfergateError(ErrorCode.InvalidArgument, 'inputs must be an array of tensors');
   const encoded = inputs.map(encodeTensor);
   const names = new Set<string>();
   for (const input of encoded) {
-    if (names.has(input.name)) throw new InfergateError(ErrorCode.InvalidArgument, `input '${input.name}' is given twice`);
+    if (names.has(input.name))
+      throw new InfergateError(ErrorCode.InvalidArgument, `input '${input.name}' is given twice`);
     names.add(input.name);
   }
   let parameters = options.parameters;
   if (options.timeoutUs !== undefined) {
     if (!Number.isSafeInteger(options.timeoutUs) || options.timeoutUs < 0) {
-      throw new InfergateError(ErrorCode.InvalidArgument, `timeoutUs must be a non-negative integer, got ${options.timeoutUs}`);
+      throw new InfergateError(
+        ErrorCode.InvalidArgument,
+        `timeoutUs must be a non-negative integer, got ${options.timeoutUs}`,
+      );
     }
     parameters = { ...parameters, timeout: { kind: 'int64', value: BigInt(options.timeoutUs) } };
   }
@@ -122,7 +131,11 @@ export class TritonClient {
   }
 
   async serverMetadata(options: CallOptions = {}): Promise<ServerMetadata> {
-    const response = await this.grpc.unary(service.serverMetadata, create(service.serverMetadata.input), options);
+    const response = await this.grpc.unary(
+      service.serverMetadata,
+      create(service.serverMetadata.input),
+      options,
+    );
     return { name: response.name, version: response.version, extensions: [...response.extensions] };
   }
 
@@ -148,13 +161,19 @@ export class TritonClient {
     const request = create(service.modelConfig.input, { name: model, version: options.version ?? '' });
     const response = await this.grpc.unary(service.modelConfig, request, options, { model });
     if (response.config === undefined) {
-      throw new InfergateError(ErrorCode.DataLoss, `the server sent no config for model '${model}'`, { model });
+      throw new InfergateError(ErrorCode.DataLoss, `the server sent no config for model '${model}'`, {
+        model,
+      });
     }
     return response.config;
   }
 
   /** Runs one inference. Inputs are validated and encoded before anything is sent. */
-  async infer(model: string, inputs: readonly InputTensor[], options: InferOptions = {}): Promise<InferResult> {
+  async infer(
+    model: string,
+    inputs: readonly InputTensor[],
+    options: InferOptions = {},
+  ): Promise<InferResult> {
     const request = buildInferRequest(model, inputs, options);
     const response = await this.transport.infer(request, options);
     return new InferResult(response);

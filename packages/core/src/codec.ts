@@ -52,7 +52,10 @@ function isTypedArray(value: unknown): value is TypedArray {
 }
 
 /** Encodes a BYTES tensor's elements: each one a 4-byte little-endian length, then its bytes. */
-export function encodeBytesElements(elements: readonly (string | Uint8Array)[], what = 'BYTES tensor'): Uint8Array {
+export function encodeBytesElements(
+  elements: readonly (string | Uint8Array)[],
+  what = 'BYTES tensor',
+): Uint8Array {
   const parts: Uint8Array[] = new Array(elements.length);
   let total = 0;
   for (let i = 0; i < elements.length; i++) {
@@ -60,7 +63,10 @@ export function encodeBytesElements(elements: readonly (string | Uint8Array)[], 
     let bytes: Uint8Array;
     if (typeof element === 'string') bytes = Buffer.from(element, 'utf8');
     else if (element instanceof Uint8Array) bytes = element;
-    else throw invalid(`${what}: element ${i} is ${describe(element)}; BYTES elements must be strings or Uint8Arrays`);
+    else
+      throw invalid(
+        `${what}: element ${i} is ${describe(element)}; BYTES elements must be strings or Uint8Arrays`,
+      );
     if (bytes.byteLength > 0xffffffff) throw invalid(`${what}: element ${i} is longer than 4 GiB`);
     parts[i] = bytes;
     total += 4 + bytes.byteLength;
@@ -81,7 +87,8 @@ export function decodeBytesElements(raw: Uint8Array, expected?: number, what = '
   const elements: Buffer[] = [];
   let offset = 0;
   while (offset < buffer.byteLength) {
-    if (offset + 4 > buffer.byteLength) throw new InfergateError(ErrorCode.DataLoss, `${what}: truncated length prefix`);
+    if (offset + 4 > buffer.byteLength)
+      throw new InfergateError(ErrorCode.DataLoss, `${what}: truncated length prefix`);
     const length = buffer.readUInt32LE(offset);
     offset += 4;
     if (offset + length > buffer.byteLength) {
@@ -91,7 +98,10 @@ export function decodeBytesElements(raw: Uint8Array, expected?: number, what = '
     offset += length;
   }
   if (expected !== undefined && elements.length !== expected) {
-    throw new InfergateError(ErrorCode.DataLoss, `${what}: holds ${elements.length} elements, shape says ${expected}`);
+    throw new InfergateError(
+      ErrorCode.DataLoss,
+      `${what}: holds ${elements.length} elements, shape says ${expected}`,
+    );
   }
   return elements;
 }
@@ -122,20 +132,26 @@ function encodeFixed(input: InputTensor, count: number, what: string): Uint8Arra
     const natural = naturalArray[datatype];
     if (natural !== undefined && data.constructor === natural) return asBytes(data);
     if ((datatype === 'FP16' || datatype === 'BF16') && data instanceof Uint16Array) return asBytes(data);
-    if ((datatype === 'FP16' || datatype === 'BF16') && (data instanceof Float32Array || data instanceof Float64Array)) {
+    if (
+      (datatype === 'FP16' || datatype === 'BF16') &&
+      (data instanceof Float32Array || data instanceof Float64Array)
+    ) {
       return encodeHalf(datatype, data, what);
     }
     if (datatype === 'BOOL' && data instanceof Uint8Array) {
-      if (data.byteLength !== count) throw invalid(`${what}: ${data.byteLength} elements given, shape needs ${count}`);
+      if (data.byteLength !== count)
+        throw invalid(`${what}: ${data.byteLength} elements given, shape needs ${count}`);
       for (let i = 0; i < data.length; i++) {
         if ((data[i] as number) > 1) throw invalid(`${what}: BOOL element ${i} is ${data[i]}; use 0 or 1`);
       }
       return data;
     }
-    const expected = natural?.name ?? (datatype === 'BOOL' ? 'boolean[] or Uint8Array' : 'Float32Array or Uint16Array');
+    const expected =
+      natural?.name ?? (datatype === 'BOOL' ? 'boolean[] or Uint8Array' : 'Float32Array or Uint16Array');
     throw invalid(`${what}: datatype ${datatype} needs ${expected}, got ${describe(data)}`);
   }
-  if (!Array.isArray(data)) throw invalid(`${what}: data must be an array or typed array, got ${describe(data)}`);
+  if (!Array.isArray(data))
+    throw invalid(`${what}: data must be an array or typed array, got ${describe(data)}`);
   if (data.length !== count) throw invalid(`${what}: ${data.length} elements given, shape needs ${count}`);
   return encodePlainArray(datatype, data as readonly unknown[], what);
 }
@@ -145,7 +161,8 @@ function encodeHalf(datatype: 'FP16' | 'BF16', values: ArrayLike<number>, what: 
   const convert = datatype === 'FP16' ? floatToHalfBits : floatToBf16Bits;
   for (let i = 0; i < values.length; i++) {
     const value = values[i];
-    if (typeof value !== 'number') throw invalid(`${what}: element ${i} is ${describe(value)}; ${datatype} needs numbers`);
+    if (typeof value !== 'number')
+      throw invalid(`${what}: element ${i} is ${describe(value)}; ${datatype} needs numbers`);
     out[i] = convert(value);
   }
   return asBytes(out);
@@ -190,9 +207,12 @@ function encodePlainArray(datatype: DataType, values: readonly unknown[], what: 
         if (typeof value === 'bigint') big = value;
         else if (typeof value === 'number' && Number.isSafeInteger(value)) big = BigInt(value);
         else {
-          throw invalid(`${what}: element ${i} is ${String(value)}; ${datatype} needs bigints or safe integers`);
+          throw invalid(
+            `${what}: element ${i} is ${String(value)}; ${datatype} needs bigints or safe integers`,
+          );
         }
-        if (big < min || big > max) throw invalid(`${what}: element ${i} (${big}) is out of range for ${datatype}`);
+        if (big < min || big > max)
+          throw invalid(`${what}: element ${i} (${big}) is out of range for ${datatype}`);
         out[i] = big;
       }
       return asBytes(out);
@@ -200,7 +220,8 @@ function encodePlainArray(datatype: DataType, values: readonly unknown[], what: 
     default: {
       const range = intRanges[datatype];
       const Natural = naturalArray[datatype];
-      if (range === undefined || Natural === undefined) throw invalid(`${what}: cannot encode datatype ${datatype}`);
+      if (range === undefined || Natural === undefined)
+        throw invalid(`${what}: cannot encode datatype ${datatype}`);
       const out = new Natural(values.length) as Exclude<TypedArray, BigInt64Array | BigUint64Array>;
       for (let i = 0; i < values.length; i++) {
         const value = values[i];
@@ -219,7 +240,8 @@ function encodePlainArray(datatype: DataType, values: readonly unknown[], what: 
  * count, value ranges) happens here, before anything reaches the network.
  */
 export function encodeTensor(input: InputTensor): EncodedTensor {
-  if (typeof input !== 'object' || input === null) throw invalid(`input must be an object, got ${describe(input)}`);
+  if (typeof input !== 'object' || input === null)
+    throw invalid(`input must be an object, got ${describe(input)}`);
   const { name, datatype } = input;
   if (typeof name !== 'string' || name === '') throw invalid('input: `name` must be a non-empty string');
   const what = `input '${name}'`;
@@ -227,7 +249,8 @@ export function encodeTensor(input: InputTensor): EncodedTensor {
   const data = input.data as unknown;
   if (data === undefined || data === null) throw invalid(`${what}: \`data\` is missing`);
   const given = input.shape;
-  if (given !== undefined && !Array.isArray(given)) throw invalid(`${what}: shape must be an array of integers`);
+  if (given !== undefined && !Array.isArray(given))
+    throw invalid(`${what}: shape must be an array of integers`);
   const defaultLength = isTypedArray(data) ? data.length : Array.isArray(data) ? data.length : 0;
   const shape = given ?? [
     datatype !== 'BOOL' && datatype !== 'UINT8' && data instanceof Uint8Array
@@ -248,7 +271,7 @@ export function encodeTensor(input: InputTensor): EncodedTensor {
 /** Decodes wire data into the datatype's natural array, as a view when alignment allows. */
 export function decodeTensorData(tensor: EncodedTensor): TensorOutputData {
   const { datatype, raw, shape, name } = tensor;
-  const what = `output '${name}'`;
+  const what = `tensor '${name}'`;
   const count = elementCount(shape, what);
   if (datatype === 'BYTES') return decodeBytesElements(raw, count, what);
   const size = elementSize(datatype);
@@ -267,7 +290,8 @@ export function decodeTensorData(tensor: EncodedTensor): TensorOutputData {
   }
   if (datatype === 'BOOL' || datatype === 'UINT8') return raw;
   const Natural = naturalArray[datatype];
-  if (Natural === undefined) throw new InfergateError(ErrorCode.Internal, `${what}: no decoder for ${datatype}`);
+  if (Natural === undefined)
+    throw new InfergateError(ErrorCode.Internal, `${what}: no decoder for ${datatype}`);
   return viewAs(Natural as unknown as TypedViewConstructor<Exclude<TensorOutputData, Buffer[]>>, raw, size);
 }
 

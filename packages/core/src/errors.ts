@@ -131,7 +131,8 @@ export class InfergateError extends Error {
       const name = (error as { name?: unknown }).name;
       const message = (error as { message?: unknown }).message;
       const text = typeof message === 'string' && message !== '' ? message : String(name);
-      if (name === 'TimeoutError') return new InfergateError(ErrorCode.DeadlineExceeded, text, { cause: error });
+      if (name === 'TimeoutError')
+        return new InfergateError(ErrorCode.DeadlineExceeded, text, { cause: error });
       if (name === 'AbortError') return new InfergateError(ErrorCode.Cancelled, text, { cause: error });
       return new InfergateError(fallback, text, { cause: error });
     }
@@ -158,7 +159,10 @@ export function abortError(signal: AbortSignal, context: InfergateErrorOptions =
   const reason: unknown = signal.reason;
   if (reason instanceof InfergateError) return reason;
   if (reason instanceof Error && reason.name === 'TimeoutError') {
-    return new InfergateError(ErrorCode.DeadlineExceeded, 'the call timed out', { ...context, cause: reason });
+    return new InfergateError(ErrorCode.DeadlineExceeded, 'the call timed out', {
+      ...context,
+      cause: reason,
+    });
   }
   return new InfergateError(ErrorCode.Cancelled, 'the call was cancelled', { ...context, cause: reason });
 }

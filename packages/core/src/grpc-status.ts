@@ -41,6 +41,8 @@ export function fromGrpcStatus(error: GrpcStatusLike, context: InfergateErrorOpt
     const network = networkErrorCode(details);
     if (network !== undefined) code = network;
   }
-  const where = context.model ? ` (model '${context.model}'${context.endpoint ? ` at ${context.endpoint}` : ''})` : '';
+  const where = context.model
+    ? ` (model '${context.model}'${context.endpoint ? ` at ${context.endpoint}` : ''})`
+    : '';
   return new InfergateError(code, `${details}${where}`, { ...context, cause: error, grpcCode: status });
 }

@@ -1,4 +1,10 @@
-import { type DescMessage, type DescMethodUnary, fromBinary, type MessageShape, toBinary } from '@bufbuild/protobuf';
+import {
+  type DescMessage,
+  type DescMethodUnary,
+  fromBinary,
+  type MessageShape,
+  toBinary,
+} from '@bufbuild/protobuf';
 import * as grpc from '@grpc/grpc-js';
 import { abortError, ErrorCode, InfergateError, type InfergateErrorOptions } from './errors.js';
 import {
@@ -32,7 +38,10 @@ function callParameters(request: InferRequest, options: CallOptions): Parameters
   if (options.priority === undefined || options.priority === 0) return undefined;
   if (request.parameters?.priority !== undefined) return undefined;
   if (!Number.isSafeInteger(options.priority) || options.priority < 0) {
-    throw new InfergateError(ErrorCode.InvalidArgument, `priority must be a non-negative integer, got ${options.priority}`);
+    throw new InfergateError(
+      ErrorCode.InvalidArgument,
+      `priority must be a non-negative integer, got ${options.priority}`,
+    );
   }
   return { priority: { kind: 'uint64', value: BigInt(options.priority) } };
 }
@@ -63,7 +72,11 @@ export class GrpcTransport implements InferTransport {
       channelOptions['grpc.ssl_target_name_override'] = options.tls.serverName;
       channelOptions['grpc.default_authority'] = options.tls.serverName;
     }
-    this.client = new grpc.Client(this.endpoint.target, createCredentials(secure, options.tls), channelOptions);
+    this.client = new grpc.Client(
+      this.endpoint.target,
+      createCredentials(secure, options.tls),
+      channelOptions,
+    );
   }
 
   /** `host:port` of the endpoint, for error messages and span attributes. */
@@ -81,12 +94,14 @@ export class GrpcTransport implements InferTransport {
   private deadline(options: CallOptions): grpc.CallOptions {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     if (timeoutMs === undefined) return {};
-    if (!(timeoutMs > 0)) throw new InfergateError(ErrorCode.InvalidArgument, `timeoutMs must be positive, got ${timeoutMs}`);
+    if (!(timeoutMs > 0))
+      throw new InfergateError(ErrorCode.InvalidArgument, `timeoutMs must be positive, got ${timeoutMs}`);
     return { deadline: Date.now() + timeoutMs };
   }
 
   private ensureOpen(): void {
-    if (this.closed) throw new InfergateError(ErrorCode.FailedPrecondition, `the client for ${this.address} is closed`);
+    if (this.closed)
+      throw new InfergateError(ErrorCode.FailedPrecondition, `the client for ${this.address} is closed`);
   }
 
   /** Runs one unary RPC with deadline, abort, metadata, span and error mapping. */
@@ -205,9 +220,15 @@ export class GrpcTransport implements InferTransport {
     if (signal?.aborted) throw abortError(signal, context);
     const bytes = this.encodeInfer(request, options, { triton_enable_empty_final_response: true });
     const metadata = this.metadata(options);
-    const span = startRpcSpan(this.options.tracing, GRPCInferenceService.method.modelStreamInfer.name, this.endpoint, metadata, {
-      'infergate.model': request.model,
-    });
+    const span = startRpcSpan(
+      this.options.tracing,
+      GRPCInferenceService.method.modelStreamInfer.name,
+      this.endpoint,
+      metadata,
+      {
+        'infergate.model': request.model,
+      },
+    );
     const call = this.client.makeBidiStreamRequest(
       methodPath(GRPCInferenceService.method.modelStreamInfer.name),
       identityBuffer,
@@ -236,7 +257,8 @@ export class GrpcTransport implements InferTransport {
     } catch (error) {
       if (error instanceof InfergateError) failure = error;
       else if (signal?.aborted) failure = abortError(signal, context);
-      else if (typeof (error as { code?: unknown }).code === 'number') failure = fromGrpcStatus(error as grpc.ServiceError, context);
+      else if (typeof (error as { code?: unknown }).code === 'number')
+        failure = fromGrpcStatus(error as grpc.ServiceError, context);
       else failure = InfergateError.from(error);
       throw failure;
     } finally {

@@ -96,6 +96,7 @@ export function parseEndpoint(url: string): Endpoint {
   const host = match[2] as string;
   const secure = scheme === 'grpcs' || scheme === 'https';
   const port = match[3] !== undefined ? Number(match[3]) : secure ? 443 : 8001;
-  if (port < 1 || port > 65535) throw new InfergateError(ErrorCode.InvalidArgument, `invalid url '${url}': bad port`);
+  if (port < 1 || port > 65535)
+    throw new InfergateError(ErrorCode.InvalidArgument, `invalid url '${url}': bad port`);
   return { target: `${host}:${port}`, host: host.replace(/^\[|\]$/g, ''), port, secure };
 }

@@ -48,7 +48,8 @@ export function toWireParameter(name: string, value: ParameterValue): WireParame
       break;
     case 'object':
       if (value !== null) {
-        if (value.kind === 'double' && typeof value.value === 'number') return { case: 'doubleParam', value: value.value };
+        if (value.kind === 'double' && typeof value.value === 'number')
+          return { case: 'doubleParam', value: value.value };
         if (value.kind === 'int64' && value.value >= INT64_MIN && value.value <= INT64_MAX) {
           return { case: 'int64Param', value: value.value };
         }
@@ -64,7 +65,10 @@ export function toWireParameter(name: string, value: ParameterValue): WireParame
   );
 }
 
-export function fromWireParameter(wire: { case: string | undefined; value?: unknown }): ParameterValue | undefined {
+export function fromWireParameter(wire: {
+  case: string | undefined;
+  value?: unknown;
+}): ParameterValue | undefined {
   switch (wire.case) {
     case 'boolParam':
     case 'stringParam':
@@ -73,7 +77,9 @@ export function fromWireParameter(wire: { case: string | undefined; value?: unkn
     case 'int64Param':
     case 'uint64Param': {
       const big = wire.value as bigint;
-      return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
+      return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER)
+        ? Number(big)
+        : big;
     }
     default:
       return undefined;

@@ -35,7 +35,10 @@ export class OutputTensor {
   /** BYTES elements as UTF-8 strings. */
   strings(): string[] {
     if (this.datatype !== 'BYTES') {
-      throw new InfergateError(ErrorCode.InvalidArgument, `output '${this.name}' is ${this.datatype}, not BYTES`);
+      throw new InfergateError(
+        ErrorCode.InvalidArgument,
+        `output '${this.name}' is ${this.datatype}, not BYTES`,
+      );
     }
     return (this.data as Buffer[]).map((element) => element.toString('utf8'));
   }
@@ -68,7 +71,10 @@ export class InferResult {
     const found = this.outputs.find((tensor) => tensor.name === name);
     if (found === undefined) {
       const names = this.outputs.map((tensor) => tensor.name).join(', ') || 'none';
-      throw new InfergateError(ErrorCode.NotFound, `model '${this.model}' returned no output '${name}' (outputs: ${names})`);
+      throw new InfergateError(
+        ErrorCode.NotFound,
+        `model '${this.model}' returned no output '${name}' (outputs: ${names})`,
+      );
     }
     return found;
   }

@@ -60,7 +60,10 @@ export interface InferTransport {
 export type Interceptor = (next: InferTransport) => InferTransport;
 
 /** Applies interceptors so that the first one listed is the outermost. */
-export function applyInterceptors(transport: InferTransport, interceptors: readonly Interceptor[]): InferTransport {
+export function applyInterceptors(
+  transport: InferTransport,
+  interceptors: readonly Interceptor[],
+): InferTransport {
   let wrapped = transport;
   for (let i = interceptors.length - 1; i >= 0; i--) wrapped = (interceptors[i] as Interceptor)(wrapped);
   return wrapped;

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { credentials, type ChannelCredentials } from '@grpc/grpc-js';
+import { type ChannelCredentials, credentials } from '@grpc/grpc-js';
 import { ErrorCode, InfergateError } from '../errors.js';
 
 type Pem = string | Uint8Array;
@@ -17,7 +17,9 @@ function loadPem(value: Pem | undefined, what: string): Buffer | null {
   try {
     return readFileSync(value);
   } catch (error) {
-    throw new InfergateError(ErrorCode.InvalidArgument, `tls.${what}: cannot read '${value}'`, { cause: error });
+    throw new InfergateError(ErrorCode.InvalidArgument, `tls.${what}: cannot read '${value}'`, {
+      cause: error,
+    });
   }
 }
 

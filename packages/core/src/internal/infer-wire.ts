@@ -1,5 +1,6 @@
 import { create, toBinary } from '@bufbuild/protobuf';
-import { type DataType, isDataType } from '../datatype.js';
+import { elementCount } from '../codec.js';
+import { type DataType, elementSize, isDataType } from '../datatype.js';
 import { ErrorCode, InfergateError } from '../errors.js';
 import {
   type InferParameter,
@@ -9,7 +10,7 @@ import {
   ModelInferRequestSchema,
   type ModelInferResponse,
 } from '../gen/grpc_service_pb.js';
-import { fromWireParameter, type ParameterValue, type Parameters, toWireParameter } from '../parameters.js';
+import { fromWireParameter, type Parameters, type ParameterValue, toWireParameter } from '../parameters.js';
 import type { EncodedTensor } from '../tensor.js';
 import type { InferRequest, InferResponse } from '../transport.js';
 
@@ -37,7 +38,9 @@ export function toModelInferRequest(request: InferRequest, extraParameters?: Par
     modelName: request.model,
     modelVersion: request.modelVersion ?? '',
     id: request.id ?? '',
-    parameters: toParameterMap(extraParameters ? { ...request.parameters, ...extraParameters } : request.parameters),
+    parameters: toParameterMap(
+      extraParameters ? { ...request.parameters, ...extraParameters } : request.parameters,
+    ),
     inputs: request.inputs.map((input) => ({
       name: input.name,
       datatype: input.datatype,
@@ -149,21 +152,45 @@ function contentsToRaw(datatype: DataType, contents: InferTensorContents | undef
 }
 
 export function fromModelInferResponse(message: ModelInferResponse): InferResponse {
+  const raws = message.rawOutputContents;
+  if (raws.length > 0 && raws.length !== message.outputs.length) {
+    throw new InfergateError(
+      ErrorCode.DataLoss,
+      `the server sent ${raws.length} raw output buffers for ${message.outputs.length} outputs`,
+      { model: message.modelName },
+    );
+  }
   const outputs: EncodedTensor[] = message.outputs.map((output, index) => {
     const what = `output '${output.name}'`;
     if (!isDataType(output.datatype)) {
-      throw new InfergateError(ErrorCode.DataLoss, `${what}: the server sent unknown datatype '${output.datatype}'`);
+      throw new InfergateError(
+        ErrorCode.DataLoss,
+        `${what}: the server sent unknown datatype '${output.datatype}'`,
+      );
     }
     const raw =
       message.rawOutputContents.length > 0
         ? (message.rawOutputContents[index] ?? new Uint8Array(0))
         : contentsToRaw(output.datatype, output.contents);
+    const shape = shapeToNumbers(output.shape, what);
+    const size = elementSize(output.datatype);
+    // Outputs bound to shared memory carry no bytes here; everything else must match its shape.
+    const inSharedMemory = output.parameters.shared_memory_region !== undefined;
+    if (size > 0 && !inSharedMemory && raw.byteLength !== elementCount(shape, what) * size) {
+      throw new InfergateError(
+        ErrorCode.DataLoss,
+        `${what}: ${raw.byteLength} bytes for shape [${shape.join(', ')}] of ${output.datatype}`,
+        { model: message.modelName },
+      );
+    }
     return {
       name: output.name,
       datatype: output.datatype,
-      shape: shapeToNumbers(output.shape, what),
+      shape,
       raw,
-      ...(Object.keys(output.parameters).length > 0 ? { parameters: fromParameterMap(output.parameters) } : {}),
+      ...(Object.keys(output.parameters).length > 0
+        ? { parameters: fromParameterMap(output.parameters) }
+        : {}),
     };
   });
   return {

@@ -1,3 +1,4 @@
+import type { Metadata } from '@grpc/grpc-js';
 import {
   type Attributes,
   context,
@@ -8,7 +9,6 @@ import {
   type TextMapSetter,
   trace,
 } from '@opentelemetry/api';
-import type { Metadata } from '@grpc/grpc-js';
 import type { InfergateError } from '../errors.js';
 import { VERSION } from '../version.js';
 

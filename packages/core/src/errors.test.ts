@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { abortError, InfergateError } from './errors.js';
+import { fromGrpcStatus } from './grpc-status.js';
+import { networkErrorCode } from './network-errors.js';
+
+describe('InfergateError', () => {
+  it('carries code, retryable, context and a readable message', () => {
+    const error = new InfergateError('UNAVAILABLE', 'server down', {
+      model: 'm',
+      endpoint: 'h:1',
+      requestId: 'r',
+    });
+    expect(error.message).toBe('[UNAVAILABLE] server down');
+    expect(error.retryable).toBe(true);
+    expect(error.backpressure).toBe(false);
+    expect(error.toJSON()).toMatchObject({
+      code: 'UNAVAILABLE',
+      model: 'm',
+      endpoint: 'h:1',
+      requestId: 'r',
+    });
+    expect(new InfergateError('INVALID_ARGUMENT', 'bad').retryable).toBe(false);
+    expect(new InfergateError('QUEUE_FULL', 'busy').backpressure).toBe(true);
+  });
+
+  it('is recognised across package copies by its brand', () => {
+    const foreign = Object.assign(Object.create(Error.prototype), {
+      [Symbol.for('@infergate/core/InfergateError')]: true,
+    });
+    expect(foreign instanceof InfergateError).toBe(true);
+    expect(new Error('x') instanceof InfergateError).toBe(false);
+  });
+
+  it('maps AbortError and TimeoutError', () => {
+    expect(InfergateError.from(new DOMException('stop', 'AbortError')).code).toBe('CANCELLED');
+    expect(InfergateError.from(new DOMException('late', 'TimeoutError')).code).toBe('DEADLINE_EXCEEDED');
+    expect(InfergateError.from('boom').code).toBe('UNKNOWN');
+    const controller = new AbortController();
+    controller.abort();
+    expect(abortError(controller.signal).code).toBe('CANCELLED');
+    expect(abortError(AbortSignal.abort(new DOMException('t', 'TimeoutError'))).code).toBe(
+      'DEADLINE_EXCEEDED',
+    );
+  });
+});
+
+describe('fromGrpcStatus', () => {
+  it('maps every status number to its name', () => {
+    expect(fromGrpcStatus({ code: 3, details: 'x' }).code).toBe('INVALID_ARGUMENT');
+    expect(fromGrpcStatus({ code: 5, details: 'x' }).code).toBe('NOT_FOUND');
+    expect(fromGrpcStatus({ code: 12, details: 'x' }).code).toBe('UNIMPLEMENTED');
+    expect(fromGrpcStatus({ code: 16, details: 'x' }).code).toBe('UNAUTHENTICATED');
+    expect(fromGrpcStatus({ code: 4, details: 'x' }).grpcCode).toBe(4);
+  });
+
+  it("turns Triton's full-queue answer into QUEUE_FULL backpressure", () => {
+    const error = fromGrpcStatus({ code: 14, details: 'Exceeds maximum queue size' }, { model: 'm' });
+    expect(error.code).toBe('QUEUE_FULL');
+    expect(error.backpressure).toBe(true);
+    expect(error.retryable).toBe(true);
+    expect(error.message).toContain("model 'm'");
+  });
+
+  it('recognises Node network errors in text and causes', () => {
+    expect(networkErrorCode('No connection established. Last error: connect ECONNREFUSED 127.0.0.1:1')).toBe(
+      'UNAVAILABLE',
+    );
+    expect(networkErrorCode(new Error('fetch failed', { cause: { code: 'ENOTFOUND' } }))).toBe('UNAVAILABLE');
+    expect(networkErrorCode(new Error('nothing'))).toBeUndefined();
+  });
+});

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { bf16BitsToFloat, floatToBf16Bits, floatToHalfBits, halfBitsToFloat } from './half.js';
+
+describe('FP16', () => {
+  it('converts exact values both ways', () => {
+    const cases: Array<[number, number]> = [
+      [0, 0x0000],
+      [-0, 0x8000],
+      [1, 0x3c00],
+      [-2, 0xc000],
+      [65504, 0x7bff],
+      [2 ** -14, 0x0400],
+      [2 ** -24, 0x0001],
+      [Number.POSITIVE_INFINITY, 0x7c00],
+    ];
+    for (const [value, bits] of cases) {
+      expect(floatToHalfBits(value)).toBe(bits);
+      expect(Object.is(halfBitsToFloat(bits), value)).toBe(true);
+    }
+  });
+
+  it('rounds to nearest even, overflows to infinity, keeps NaN', () => {
+    expect(floatToHalfBits(1 + 2 ** -11)).toBe(0x3c00); // halfway, ties to even (down)
+    expect(floatToHalfBits(1 + 3 * 2 ** -11)).toBe(0x3c02); // halfway, ties to even (up)
+    expect(floatToHalfBits(70000)).toBe(0x7c00);
+    expect(Number.isNaN(halfBitsToFloat(floatToHalfBits(Number.NaN)))).toBe(true);
+    expect(floatToHalfBits(2 ** -26)).toBe(0);
+  });
+
+  it('round-trips every finite half value', () => {
+    for (let bits = 0; bits < 0x7c00; bits++) expect(floatToHalfBits(halfBitsToFloat(bits))).toBe(bits);
+  });
+});
+
+describe('BF16', () => {
+  it('keeps the top 16 bits with round to nearest even', () => {
+    expect(floatToBf16Bits(1)).toBe(0x3f80);
+    expect(floatToBf16Bits(-2)).toBe(0xc000);
+    expect(bf16BitsToFloat(0x3f80)).toBe(1);
+    expect(floatToBf16Bits(1 + 2 ** -8)).toBe(0x3f80); // halfway, even stays
+    expect(floatToBf16Bits(1 + 3 * 2 ** -8)).toBe(0x3f82);
+    expect(Number.isNaN(bf16BitsToFloat(floatToBf16Bits(Number.NaN)))).toBe(true);
+  });
+});

@@ -1,0 +1,64 @@
+import { create, type MessageInitShape } from '@bufbuild/protobuf';
+import type { DataType } from '@infergate/core';
+import {
+  ConfigDataType,
+  type ModelConfig,
+  ModelConfigSchema,
+  type ModelMetadataResponseSchema,
+} from './internal/proto.js';
+import type { ResolvedModel, TensorSpec } from './model-definition.js';
+
+/** Triton's config enum name for a wire datatype: FP32 → TYPE_FP32, BYTES → TYPE_STRING. */
+export function configTypeName(datatype: DataType): string {
+  return datatype === 'BYTES' ? 'TYPE_STRING' : `TYPE_${datatype}`;
+}
+
+function configType(datatype: DataType): ConfigDataType {
+  return ConfigDataType[configTypeName(datatype) as keyof typeof ConfigDataType];
+}
+
+function dims(spec: TensorSpec): bigint[] {
+  return spec.dims.map((dim) => BigInt(dim));
+}
+
+/** The `inference.ModelConfig` Triton would report for this model. */
+export function toModelConfig(model: ResolvedModel): ModelConfig {
+  return create(ModelConfigSchema, {
+    name: model.name,
+    platform: model.platform,
+    backend: 'infergate_test',
+    maxBatchSize: model.maxBatchSize,
+    versionPolicy: { policyChoice: { case: 'latest', value: { numVersions: model.versions.length } } },
+    input: model.inputs.map((spec) => ({
+      name: spec.name,
+      dataType: configType(spec.datatype),
+      dims: dims(spec),
+      optional: spec.optional ?? false,
+    })),
+    output: model.outputs.map((spec) => ({
+      name: spec.name,
+      dataType: configType(spec.datatype),
+      dims: dims(spec),
+    })),
+    ...(model.maxBatchSize > 0 ? { schedulingChoice: { case: 'dynamicBatching', value: {} } } : {}),
+    ...model.config,
+  });
+}
+
+/** Model metadata shapes include the batch dimension (as -1) for batching models, like Triton's. */
+export function toModelMetadata(
+  model: ResolvedModel,
+): Omit<MessageInitShape<typeof ModelMetadataResponseSchema>, '$typeName'> {
+  const tensor = (spec: TensorSpec) => ({
+    name: spec.name,
+    datatype: spec.datatype,
+    shape: model.maxBatchSize > 0 ? [-1n, ...dims(spec)] : dims(spec),
+  });
+  return {
+    name: model.name,
+    versions: [...model.versions],
+    platform: model.platform,
+    inputs: model.inputs.map(tensor),
+    outputs: model.outputs.map(tensor),
+  };
+}

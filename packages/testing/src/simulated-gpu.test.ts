@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { CallRecorder } from './call-recorder.js';
+import { SimulatedGpu } from './simulated-gpu.js';
+
+describe('SimulatedGpu', () => {
+  it('runs executions one at a time, in arrival order', async () => {
+    const gpu = new SimulatedGpu({ baseMs: 3, perRowMs: 0 });
+    const order: number[] = [];
+    await Promise.all([1, 2, 3, 4].map((rows) => gpu.run(rows).then(() => order.push(rows))));
+    expect(order).toEqual([1, 2, 3, 4]);
+    expect(gpu.stats()).toMatchObject({
+      executions: 4,
+      rows: 10,
+      maxBatchSize: 4,
+      maxConcurrent: 1,
+      queued: 0,
+    });
+  });
+
+  it('charges baseMs + perRowMs per row', () => {
+    const gpu = new SimulatedGpu({ baseMs: 2, perRowMs: 0.5 });
+    expect(gpu.costMs(10)).toBe(7);
+    expect(new SimulatedGpu().costMs(64)).toBeCloseTo(5.2);
+  });
+
+  it('drops a cancelled execution from the queue', async () => {
+    const gpu = new SimulatedGpu({ baseMs: 10, perRowMs: 0 });
+    const controller = new AbortController();
+    const first = gpu.run(1);
+    const second = gpu.run(1, controller.signal);
+    expect(gpu.stats().queued).toBe(1);
+    controller.abort();
+    await expect(second).rejects.toMatchObject({ code: 1 });
+    await first;
+    expect(gpu.stats()).toMatchObject({ executions: 1, queued: 0 });
+  });
+});
+
+describe('CallRecorder', () => {
+  it('keeps the last calls, oldest first', () => {
+    const recorder = new CallRecorder(3);
+    for (let i = 0; i < 5; i++) recorder.record({ method: `M${i}`, model: undefined, metadata: {}, time: i });
+    expect(recorder.list().map((call) => call.method)).toEqual(['M2', 'M3', 'M4']);
+    recorder.clear();
+    expect(recorder.list()).toEqual([]);
+  });
+});

@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+// Makes a fresh clone runnable with only Node and npm: installs the pinned pnpm (through npx when it is
+// not on PATH) and the workspace's dependencies from the lockfile, then runs the given script.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const pinned = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager; // "pnpm@x.y.z"
+const pinnedVersion = pinned.split('@')[1];
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
+  if (result.error) throw result.error;
+  return result.status ?? 1;
+}
+
+function pnpmCommand() {
+  const probe = spawnSync('pnpm', ['--version'], { cwd: root, encoding: 'utf8' });
+  if (probe.status === 0 && probe.stdout.trim() === pinnedVersion) return ['pnpm', []];
+  return ['npx', ['--yes', pinned]];
+}
+
+const [pnpm, prefix] = pnpmCommand();
+const marker = join(root, 'node_modules', '.modules.yaml');
+if (!existsSync(marker) || process.env.CI === 'true') {
+  const status = run(pnpm, [...prefix, 'install', '--frozen-lockfile']);
+  if (status !== 0) {
+    console.error(
+      `\ninfergate: '${pinned} install' failed (exit ${status}). Node ${process.version} and npm are needed.`,
+    );
+    process.exit(status);
+  }
+}
+
+const [script, ...args] = process.argv.slice(2);
+if (script === undefined) process.exit(0);
+const tsx = join(root, 'node_modules', '.bin', 'tsx');
+// TypeScript entry points run from source: the "source" export condition maps workspace packages to src/.
+const command = script.endsWith('.ts')
+  ? [tsx, ['--conditions=source', join(root, script), ...args]]
+  : [process.execPath, [join(root, script), ...args]];
+process.exit(run(command[0], command[1]));
