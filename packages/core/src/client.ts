@@ -1,32 +1,53 @@
 import { create } from '@bufbuild/protobuf';
-import { encodeTensor } from './codec.js';
 import { ErrorCode, InfergateError } from './errors.js';
+import { Extension, withExtension } from './features.js';
 import { GRPCInferenceService } from './gen/grpc_service_pb.js';
 import type { ModelConfig } from './gen/model_config_pb.js';
 import { GrpcTransport } from './grpc-transport.js';
-import { type ClientOptions, clientOptionsSchema, parseOptions } from './options.js';
-import type { Parameters } from './parameters.js';
-import { InferResult } from './result.js';
-import type { InputTensor } from './tensor.js';
+import { buildInferRequest, type InferOptions } from './infer-request.js';
 import {
-  applyInterceptors,
-  type CallOptions,
-  type InferRequest,
-  type InferTransport,
-  type RequestedOutput,
-} from './transport.js';
-
-export interface InferOptions extends CallOptions {
-  modelVersion?: string;
-  /** Request id, echoed back by the server. */
-  requestId?: string;
-  /** Outputs to return (names or specs); default: all. */
-  outputs?: readonly (string | RequestedOutput)[];
-  /** Custom request parameters. */
-  parameters?: Parameters;
-  /** Triton's server-side timeout for the request in its queue, in microseconds. */
-  timeoutUs?: number;
-}
+  type ClientOptions,
+  clientOptionsSchema,
+  parseOptions,
+  type ResolvedClientOptions,
+} from './options.js';
+import {
+  type LoadModelOptions,
+  loadModel,
+  type RepositoryIndexOptions,
+  type RepositoryModel,
+  repositoryIndex,
+  type UnloadModelOptions,
+  unloadModel,
+} from './repository.js';
+import { InferResult } from './result.js';
+import { newSequenceId, Sequence, type SequenceOptions } from './sequence.js';
+import {
+  getLogSettings,
+  getTraceSettings,
+  type LogSettings,
+  type TraceSettings,
+  type TraceSettingsOptions,
+  type TraceSettingsUpdate,
+  updateLogSettings,
+  updateTraceSettings,
+} from './settings.js';
+import {
+  type CudaRegionStatus,
+  cudaSharedMemoryStatus,
+  type RegisterCudaRegion,
+  type RegisterSystemRegion,
+  registerCudaSharedMemory,
+  registerSystemSharedMemory,
+  type SystemRegionStatus,
+  systemSharedMemoryStatus,
+  unregisterCudaSharedMemory,
+  unregisterSystemSharedMemory,
+} from './shared-memory-rpc.js';
+import { type ModelStatistics, toModelStatistics } from './statistics.js';
+import { StreamSession } from './stream-session.js';
+import type { InputTensor } from './tensor.js';
+import { applyInterceptors, type CallOptions, type InferTransport } from './transport.js';
 
 export interface TensorMetadata {
   name: string;
@@ -59,46 +80,6 @@ function toNumbers(shape: readonly bigint[]): number[] {
   return shape.map((dim) => Number(dim));
 }
 
-/** Builds the wire request from user-facing inputs; every validation happens here. */
-export function buildInferRequest(
-  model: string,
-  inputs: readonly InputTensor[],
-  options: InferOptions = {},
-): InferRequest {
-  if (typeof model !== 'string' || model === '') {
-    throw new InfergateError(ErrorCode.InvalidArgument, 'model must be a non-empty string');
-  }
-  if (!Array.isArray(inputs))
-    throw new InfergateError(ErrorCode.InvalidArgument, 'inputs must be an array of tensors');
-  const encoded = inputs.map(encodeTensor);
-  const names = new Set<string>();
-  for (const input of encoded) {
-    if (names.has(input.name))
-      throw new InfergateError(ErrorCode.InvalidArgument, `input '${input.name}' is given twice`);
-    names.add(input.name);
-  }
-  let parameters = options.parameters;
-  if (options.timeoutUs !== undefined) {
-    if (!Number.isSafeInteger(options.timeoutUs) || options.timeoutUs < 0) {
-      throw new InfergateError(
-        ErrorCode.InvalidArgument,
-        `timeoutUs must be a non-negative integer, got ${options.timeoutUs}`,
-      );
-    }
-    parameters = { ...parameters, timeout: { kind: 'int64', value: BigInt(options.timeoutUs) } };
-  }
-  return {
-    model,
-    inputs: encoded,
-    ...(options.modelVersion !== undefined ? { modelVersion: options.modelVersion } : {}),
-    ...(options.requestId !== undefined ? { id: options.requestId } : {}),
-    ...(options.outputs !== undefined
-      ? { outputs: options.outputs.map((output) => (typeof output === 'string' ? { name: output } : output)) }
-      : {}),
-    ...(parameters !== undefined ? { parameters } : {}),
-  };
-}
-
 /**
  * The user-facing Triton client. Inference goes through the interceptors to the transport (a gRPC
  * endpoint by default, or a batcher/router given as `transport`); management calls go to the endpoint.
@@ -106,28 +87,30 @@ export function buildInferRequest(
 export class TritonClient {
   readonly grpc: GrpcTransport;
   readonly transport: InferTransport;
+  readonly options: ResolvedClientOptions;
+  #metadata: Promise<ServerMetadata> | undefined;
+  readonly #sessions = new Set<StreamSession>();
 
   constructor(options: ClientOptions & { transport?: InferTransport }) {
     const { transport, ...rest } = options ?? ({} as ClientOptions);
-    const resolved = parseOptions(clientOptionsSchema, rest, 'client options');
-    this.grpc = new GrpcTransport(resolved);
-    this.transport = applyInterceptors(transport ?? this.grpc, resolved.interceptors);
+    this.options = parseOptions(clientOptionsSchema, rest, 'client options');
+    this.grpc = new GrpcTransport(this.options);
+    this.transport = applyInterceptors(transport ?? this.grpc, this.options.interceptors);
   }
 
+  // ── health and metadata ────────────────────────────────────────────────────────────────────
+
   async serverLive(options: CallOptions = {}): Promise<boolean> {
-    const response = await this.grpc.unary(service.serverLive, create(service.serverLive.input), options);
-    return response.live;
+    return (await this.grpc.unary(service.serverLive, create(service.serverLive.input), options)).live;
   }
 
   async serverReady(options: CallOptions = {}): Promise<boolean> {
-    const response = await this.grpc.unary(service.serverReady, create(service.serverReady.input), options);
-    return response.ready;
+    return (await this.grpc.unary(service.serverReady, create(service.serverReady.input), options)).ready;
   }
 
   async modelReady(model: string, options: ModelOptions = {}): Promise<boolean> {
     const request = create(service.modelReady.input, { name: model, version: options.version ?? '' });
-    const response = await this.grpc.unary(service.modelReady, request, options, { model });
-    return response.ready;
+    return (await this.grpc.unary(service.modelReady, request, options, { model })).ready;
   }
 
   async serverMetadata(options: CallOptions = {}): Promise<ServerMetadata> {
@@ -137,6 +120,34 @@ export class TritonClient {
       options,
     );
     return { name: response.name, version: response.version, extensions: [...response.extensions] };
+  }
+
+  /** The server's protocol extensions (ServerMetadata.extensions), fetched once and cached. */
+  async extensions(options: { refresh?: boolean } & CallOptions = {}): Promise<ReadonlySet<string>> {
+    if (options.refresh || this.#metadata === undefined) {
+      this.#metadata = this.serverMetadata(options);
+      this.#metadata.catch(() => {
+        this.#metadata = undefined;
+      });
+    }
+    return new Set((await this.#metadata).extensions);
+  }
+
+  /** True when the server advertises the extension (see `Extension`). */
+  async supports(extension: string): Promise<boolean> {
+    return (await this.extensions()).has(extension);
+  }
+
+  /** Fails with UNIMPLEMENTED naming the extension unless the server advertises it. */
+  async requireExtension(extension: string, operation: string): Promise<void> {
+    const extensions = await this.extensions();
+    if (!extensions.has(extension)) {
+      throw new InfergateError(
+        ErrorCode.Unimplemented,
+        `the server at ${this.grpc.address} does not support the '${extension}' extension needed by ${operation} (it lists: ${[...extensions].join(', ') || 'none'})`,
+        { endpoint: this.grpc.address, details: { extension } },
+      );
+    }
   }
 
   async modelMetadata(model: string, options: ModelOptions = {}): Promise<ModelMetadata> {
@@ -168,6 +179,8 @@ export class TritonClient {
     return response.config;
   }
 
+  // ── inference ─────────────────────────────────────────────────────────────────────────────
+
   /** Runs one inference. Inputs are validated and encoded before anything is sent. */
   async infer(
     model: string,
@@ -175,15 +188,127 @@ export class TritonClient {
     options: InferOptions = {},
   ): Promise<InferResult> {
     const request = buildInferRequest(model, inputs, options);
-    const response = await this.transport.infer(request, options);
-    return new InferResult(response);
+    return new InferResult(await this.transport.infer(request, options));
   }
 
-  /** Releases the channel (and, later, shared-memory regions). Idempotent. */
-  async close(): Promise<void> {
-    if (this.transport !== this.grpc) await this.transport.close?.();
-    this.grpc.close();
+  /**
+   * One request, many responses (decoupled models): iterates until Triton's final-response flag.
+   * Leaving the loop early, or aborting `signal`, cancels the RPC.
+   */
+  async *inferStream(
+    model: string,
+    inputs: readonly InputTensor[],
+    options: InferOptions = {},
+  ): AsyncIterable<InferResult> {
+    const request = buildInferRequest(model, inputs, options);
+    for await (const response of this.transport.stream(request, options)) yield new InferResult(response);
   }
+
+  /** A bidirectional stream for many requests; responses are matched to requests by id. */
+  openStream(options: CallOptions = {}): StreamSession {
+    const session = new StreamSession(this.grpc, options);
+    this.#sessions.add(session);
+    return session;
+  }
+
+  /**
+   * A sequence of a stateful model: the id is allocated, START and END are set, and every request
+   * goes to one endpoint (with several urls, a channel pinned to one of them).
+   */
+  async sequence(model: string, options: SequenceOptions = {}): Promise<Sequence> {
+    await this.requireExtension(Extension.Sequence, 'sequence()');
+    const id = options.id ?? newSequenceId();
+    const { endpoints } = this.grpc;
+    if (endpoints.length === 1) return new Sequence(model, this.grpc, async () => {}, { id });
+    const key = typeof id === 'string' ? hash(id) : Number(BigInt.asUintN(32, BigInt(id)));
+    const endpoint = endpoints[key % endpoints.length] as (typeof endpoints)[number];
+    const url = `${endpoint.secure ? 'grpcs' : 'grpc'}://${endpoint.target}`;
+    const pinned = new GrpcTransport({ ...this.options, url, enableGpuIpc: false });
+    return new Sequence(model, pinned, () => pinned.close(), { id });
+  }
+
+  // ── repository, statistics, settings ─────────────────────────────────────────────────────
+
+  repositoryIndex(options: RepositoryIndexOptions = {}): Promise<RepositoryModel[]> {
+    return repositoryIndex(this.grpc, options);
+  }
+
+  loadModel(model: string, options: LoadModelOptions = {}): Promise<void> {
+    return loadModel(this.grpc, model, options);
+  }
+
+  unloadModel(model: string, options: UnloadModelOptions = {}): Promise<void> {
+    return unloadModel(this.grpc, model, options);
+  }
+
+  /** Statistics of one model (and version), or of every model when `model` is omitted. */
+  async modelStatistics(model = '', options: ModelOptions = {}): Promise<ModelStatistics[]> {
+    const request = create(service.modelStatistics.input, { name: model, version: options.version ?? '' });
+    const response = await withExtension(Extension.Statistics, 'modelStatistics()', this.grpc.address, () =>
+      this.grpc.unary(service.modelStatistics, request, options, model ? { model } : {}),
+    );
+    return response.modelStats.map(toModelStatistics);
+  }
+
+  traceSettings(options: TraceSettingsOptions = {}): Promise<TraceSettings> {
+    return getTraceSettings(this.grpc, options);
+  }
+
+  updateTraceSettings(
+    settings: TraceSettingsUpdate,
+    options: TraceSettingsOptions = {},
+  ): Promise<TraceSettings> {
+    return updateTraceSettings(this.grpc, settings, options);
+  }
+
+  logSettings(options: CallOptions = {}): Promise<LogSettings> {
+    return getLogSettings(this.grpc, options);
+  }
+
+  updateLogSettings(settings: LogSettings, options: CallOptions = {}): Promise<LogSettings> {
+    return updateLogSettings(this.grpc, settings, options);
+  }
+
+  // ── shared memory ────────────────────────────────────────────────────────────────────────
+
+  registerSystemSharedMemory(region: RegisterSystemRegion, options: CallOptions = {}): Promise<void> {
+    return registerSystemSharedMemory(this.grpc, region, options);
+  }
+
+  systemSharedMemoryStatus(name = '', options: CallOptions = {}): Promise<SystemRegionStatus[]> {
+    return systemSharedMemoryStatus(this.grpc, name, options);
+  }
+
+  /** Unregisters one system region, or all of them when `name` is empty. */
+  unregisterSystemSharedMemory(name = '', options: CallOptions = {}): Promise<void> {
+    return unregisterSystemSharedMemory(this.grpc, name, options);
+  }
+
+  registerCudaSharedMemory(region: RegisterCudaRegion, options: CallOptions = {}): Promise<void> {
+    return registerCudaSharedMemory(this.grpc, region, options);
+  }
+
+  cudaSharedMemoryStatus(name = '', options: CallOptions = {}): Promise<CudaRegionStatus[]> {
+    return cudaSharedMemoryStatus(this.grpc, name, options);
+  }
+
+  unregisterCudaSharedMemory(name = '', options: CallOptions = {}): Promise<void> {
+    return unregisterCudaSharedMemory(this.grpc, name, options);
+  }
+
+  /** Cancels open stream sessions, releases shared-memory regions and closes the channel. Idempotent. */
+  async close(): Promise<void> {
+    for (const session of this.#sessions) session.cancel();
+    this.#sessions.clear();
+    if (this.transport !== this.grpc) await this.transport.close?.();
+    await this.grpc.close();
+  }
+}
+
+function hash(text: string): number {
+  let value = 2166136261;
+  for (let i = 0; i < text.length; i++) value = Math.imul(value ^ text.charCodeAt(i), 16777619);
+  return value >>> 0;
 }
 
 export function createTritonClient(options: ClientOptions & { transport?: InferTransport }): TritonClient {

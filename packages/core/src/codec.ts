@@ -1,7 +1,15 @@
 import { type DataType, elementSize, isDataType } from './datatype.js';
 import { ErrorCode, InfergateError } from './errors.js';
 import { bf16BitsToFloat, floatToBf16Bits, floatToHalfBits, halfBitsToFloat } from './internal/half.js';
-import type { EncodedTensor, InputTensor, TensorOutputData, TypedArray } from './tensor.js';
+import {
+  type DataInputTensor,
+  type EncodedTensor,
+  type InputTensor,
+  type SharedMemoryInputTensor,
+  sharedMemoryParameters,
+  type TensorOutputData,
+  type TypedArray,
+} from './tensor.js';
 
 function invalid(message: string): InfergateError {
   return new InfergateError(ErrorCode.InvalidArgument, message);
@@ -113,7 +121,7 @@ function describe(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-function encodeFixed(input: InputTensor, count: number, what: string): Uint8Array {
+function encodeFixed(input: DataInputTensor, count: number, what: string): Uint8Array {
   const { datatype, data } = input;
   const size = elementSize(datatype);
   // Raw bytes for any fixed-size datatype.
@@ -246,8 +254,10 @@ export function encodeTensor(input: InputTensor): EncodedTensor {
   if (typeof name !== 'string' || name === '') throw invalid('input: `name` must be a non-empty string');
   const what = `input '${name}'`;
   if (!isDataType(datatype)) throw invalid(`${what}: unknown datatype ${JSON.stringify(datatype)}`);
+  if (input.sharedMemory !== undefined) return encodeSharedMemoryInput(input, what);
   const data = input.data as unknown;
-  if (data === undefined || data === null) throw invalid(`${what}: \`data\` is missing`);
+  if (data === undefined || data === null)
+    throw invalid(`${what}: \`data\` (or \`sharedMemory\`) is missing`);
   const given = input.shape;
   if (given !== undefined && !Array.isArray(given))
     throw invalid(`${what}: shape must be an array of integers`);
@@ -266,6 +276,31 @@ export function encodeTensor(input: InputTensor): EncodedTensor {
     return { name, datatype, shape: [...shape], raw: encodeBytesElements(data, what) };
   }
   return { name, datatype, shape: [...shape], raw: encodeFixed(input, count, what) };
+}
+
+function encodeSharedMemoryInput(input: SharedMemoryInputTensor, what: string): EncodedTensor {
+  const { region, byteSize, offset = 0 } = input.sharedMemory;
+  if (input.data !== undefined) throw invalid(`${what}: give either \`data\` or \`sharedMemory\`, not both`);
+  if (typeof region !== 'string' || region === '')
+    throw invalid(`${what}: sharedMemory.region must be a region name`);
+  if (!Number.isSafeInteger(byteSize) || byteSize < 0)
+    throw invalid(`${what}: sharedMemory.byteSize must be >= 0`);
+  if (!Number.isSafeInteger(offset) || offset < 0) throw invalid(`${what}: sharedMemory.offset must be >= 0`);
+  if (!Array.isArray(input.shape)) throw invalid(`${what}: a shared-memory input needs its shape`);
+  const count = elementCount(input.shape, what);
+  const size = elementSize(input.datatype);
+  if (size > 0 && count * size !== byteSize) {
+    throw invalid(
+      `${what}: shape needs ${count * size} bytes of ${input.datatype}, sharedMemory.byteSize is ${byteSize}`,
+    );
+  }
+  return {
+    name: input.name,
+    datatype: input.datatype,
+    shape: [...input.shape],
+    raw: new Uint8Array(0),
+    parameters: sharedMemoryParameters(input.sharedMemory),
+  };
 }
 
 /** Decodes wire data into the datatype's natural array, as a view when alignment allows. */

@@ -18,13 +18,21 @@ import {
 import { fromGrpcStatus } from './grpc-status.js';
 import { createCredentials } from './internal/credentials.js';
 import { fromModelInferResponse, serializeInferRequest, toModelInferRequest } from './internal/infer-wire.js';
+import type { SharedMemoryStager } from './internal/shm-stager.js';
 import { RPC_SERVICE, startRpcSpan } from './internal/tracing.js';
 import { classifyStreamError } from './internal/triton-messages.js';
-import { type Endpoint, parseEndpoint, type ResolvedClientOptions } from './options.js';
+import { channelTarget, type Endpoint, parseEndpoint, type ResolvedClientOptions } from './options.js';
 import type { Parameters } from './parameters.js';
+import { inSharedMemory } from './tensor.js';
 import type { CallOptions, InferRequest, InferResponse, InferTransport } from './transport.js';
 
 type Serialize<T> = (value: T) => Buffer;
+
+export interface StreamCall {
+  call: grpc.ClientDuplexStream<Buffer, ModelStreamInferResponse>;
+  /** Ends the span and detaches the abort listener; call once the stream is over. */
+  end(failure?: InfergateError): void;
+}
 type Deserialize<T> = (bytes: Buffer) => T;
 
 const identityBuffer = (value: Buffer) => value;
@@ -51,16 +59,24 @@ function callParameters(request: InferRequest, options: CallOptions): Parameters
  * offers typed unary calls for everything else.
  */
 export class GrpcTransport implements InferTransport {
+  /** The first endpoint (spans, errors); `endpoints` lists all of them. */
   readonly endpoint: Endpoint;
+  readonly endpoints: readonly Endpoint[];
+  /** The automatic shared-memory path, when `enableGpuIpc` is on. */
+  readonly sharedMemory: SharedMemoryStager | undefined;
   private readonly client: grpc.Client;
   private readonly options: ResolvedClientOptions;
+  private readonly target: string;
   private closed = false;
 
   constructor(options: ResolvedClientOptions) {
     this.options = options;
-    this.endpoint = parseEndpoint(options.url);
+    this.endpoints = (Array.isArray(options.url) ? options.url : [options.url]).map(parseEndpoint);
+    this.endpoint = this.endpoints[0] as Endpoint;
+    this.target = channelTarget(this.endpoints);
     const secure = options.tls !== undefined && options.tls !== false ? true : this.endpoint.secure;
     const channelOptions: grpc.ChannelOptions = {
+      'grpc.default_compression_algorithm': { none: 0, deflate: 1, gzip: 2 }[options.compression],
       'grpc.max_send_message_length': options.maxMessageBytes,
       'grpc.max_receive_message_length': options.maxMessageBytes,
       'grpc.keepalive_time_ms': options.keepalive.timeMs,
@@ -181,13 +197,31 @@ export class GrpcTransport implements InferTransport {
       request,
       parameters || extra ? { ...parameters, ...extra } : undefined,
     );
+    // raw_input_contents holds one entry per input that is not in shared memory, in order.
     return serializeInferRequest(
       message,
-      request.inputs.map((input) => input.raw),
+      request.inputs.filter((input) => !inSharedMemory(input)).map((input) => input.raw),
     );
   }
 
-  infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
+  async infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
+    if (this.sharedMemory?.wants(request)) {
+      const staged = await this.sharedMemory.stage(request);
+      if (staged !== undefined) {
+        try {
+          const response = await this.inferOnce(staged.request, options);
+          staged.release(true);
+          return response;
+        } catch (error) {
+          staged.release(false);
+          throw error;
+        }
+      }
+    }
+    return this.inferOnce(request, options);
+  }
+
+  private inferOnce(request: InferRequest, options: CallOptions): Promise<InferResponse> {
     const context = { model: request.model, ...(request.id ? { requestId: request.id } : {}) };
     let bytes: Buffer;
     try {
@@ -206,11 +240,65 @@ export class GrpcTransport implements InferTransport {
   }
 
   /**
+   * Opens a ModelStreamInfer call (bidirectional): metadata, deadline, span and abort wiring.
+   * Callers write serialized requests with `encodeStreamRequest` and read ModelStreamInferResponse.
+   */
+  openStreamCall(options: CallOptions, model?: string): StreamCall {
+    this.ensureOpen();
+    const metadata = this.metadata(options);
+    const method = GRPCInferenceService.method.modelStreamInfer.name;
+    const span = startRpcSpan(
+      this.options.tracing,
+      method,
+      this.endpoint,
+      metadata,
+      model ? { 'infergate.model': model } : {},
+    );
+    const call = this.client.makeBidiStreamRequest(
+      methodPath(method),
+      identityBuffer,
+      (buffer: Buffer) => fromBinary(ModelStreamInferResponseSchema, buffer) as ModelStreamInferResponse,
+      metadata,
+      this.deadline(options),
+    );
+    const { signal } = options;
+    const onAbort = () => call.cancel();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let ended = false;
+    return {
+      call,
+      end: (failure?: InfergateError) => {
+        if (ended) return;
+        ended = true;
+        signal?.removeEventListener('abort', onAbort);
+        span.end(failure, failure?.grpcCode ?? (failure ? undefined : 0));
+      },
+    };
+  }
+
+  /** Maps an error thrown while reading a stream to an InfergateError. */
+  streamError(
+    error: unknown,
+    signal: AbortSignal | undefined,
+    context: InfergateErrorOptions,
+  ): InfergateError {
+    if (error instanceof InfergateError) return error;
+    if (signal?.aborted) return abortError(signal, context);
+    if (typeof (error as { code?: unknown }).code === 'number')
+      return fromGrpcStatus(error as grpc.ServiceError, context);
+    return InfergateError.from(error);
+  }
+
+  /** Serializes a request for ModelStreamInfer, asking for Triton's empty final response. */
+  encodeStreamRequest(request: InferRequest, options: CallOptions): Buffer {
+    return this.encodeInfer(request, options, { triton_enable_empty_final_response: true });
+  }
+
+  /**
    * One request on ModelStreamInfer, read until Triton's final-response flag. Works for decoupled
    * models (0..N responses) and plain ones (one response). Leaving the loop early cancels the RPC.
    */
   async *stream(request: InferRequest, options: CallOptions = {}): AsyncIterable<InferResponse> {
-    this.ensureOpen();
     const context: InfergateErrorOptions = {
       endpoint: this.address,
       model: request.model,
@@ -218,35 +306,16 @@ export class GrpcTransport implements InferTransport {
     };
     const { signal } = options;
     if (signal?.aborted) throw abortError(signal, context);
-    const bytes = this.encodeInfer(request, options, { triton_enable_empty_final_response: true });
-    const metadata = this.metadata(options);
-    const span = startRpcSpan(
-      this.options.tracing,
-      GRPCInferenceService.method.modelStreamInfer.name,
-      this.endpoint,
-      metadata,
-      {
-        'infergate.model': request.model,
-      },
-    );
-    const call = this.client.makeBidiStreamRequest(
-      methodPath(GRPCInferenceService.method.modelStreamInfer.name),
-      identityBuffer,
-      (buffer: Buffer) => fromBinary(ModelStreamInferResponseSchema, buffer) as ModelStreamInferResponse,
-      metadata,
-      this.deadline(options),
-    );
-    const onAbort = () => call.cancel();
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const bytes = this.encodeStreamRequest(request, options);
+    const stream = this.openStreamCall(options, request.model);
+    const { call } = stream;
     let failure: InfergateError | undefined;
     let finished = false;
     try {
       call.write(bytes);
       call.end();
       for await (const message of call as AsyncIterable<ModelStreamInferResponse>) {
-        if (message.errorMessage !== '') {
-          throw classifyStreamError(message.errorMessage, context);
-        }
+        if (message.errorMessage !== '') throw classifyStreamError(message.errorMessage, context);
         if (message.inferResponse === undefined) continue;
         const response = fromModelInferResponse(message.inferResponse);
         const final = response.parameters.triton_final_response === true;
@@ -255,22 +324,21 @@ export class GrpcTransport implements InferTransport {
       }
       finished = true;
     } catch (error) {
-      if (error instanceof InfergateError) failure = error;
-      else if (signal?.aborted) failure = abortError(signal, context);
-      else if (typeof (error as { code?: unknown }).code === 'number')
-        failure = fromGrpcStatus(error as grpc.ServiceError, context);
-      else failure = InfergateError.from(error);
+      failure = this.streamError(error, signal, context);
       throw failure;
     } finally {
-      signal?.removeEventListener('abort', onAbort);
       if (!finished) call.cancel();
-      span.end(failure, failure?.grpcCode ?? (failure ? undefined : 0));
+      stream.end(failure);
     }
   }
 
-  /** Closes the channel; in-flight calls fail with CANCELLED/UNAVAILABLE. Idempotent. */
-  close(): void {
+  /**
+   * Releases shared-memory regions (unregistering them), then closes the channel; in-flight calls
+   * fail with CANCELLED/UNAVAILABLE. Idempotent.
+   */
+  async close(): Promise<void> {
     if (this.closed) return;
+    await this.sharedMemory?.close();
     this.closed = true;
     this.client.close();
   }

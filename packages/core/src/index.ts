@@ -1,5 +1,5 @@
-export type { InferOptions, ModelMetadata, ModelOptions, ServerMetadata, TensorMetadata } from './client.js';
-export { buildInferRequest, createTritonClient, TritonClient } from './client.js';
+export type { ModelMetadata, ModelOptions, ServerMetadata, TensorMetadata } from './client.js';
+export { createTritonClient, TritonClient } from './client.js';
 export {
   decodeBytesElements,
   decodeTensorData,
@@ -13,11 +13,16 @@ export type { DataType } from './datatype.js';
 export { DATATYPES, datatypeFromConfigName, elementSize, isDataType } from './datatype.js';
 export type { InfergateErrorOptions } from './errors.js';
 export { abortError, ErrorCode, InfergateError, isBackpressureCode, isRetryableCode } from './errors.js';
+export { Extension, unsupportedExtension, withExtension } from './features.js';
 export { fromGrpcStatus } from './grpc-status.js';
+export type { StreamCall } from './grpc-transport.js';
 export { GrpcTransport } from './grpc-transport.js';
+export type { InferOptions } from './infer-request.js';
+export { buildInferRequest } from './infer-request.js';
 export { networkErrorCode } from './network-errors.js';
 export type { ClientOptions, Endpoint, ResolvedClientOptions } from './options.js';
 export {
+  channelTarget,
   clientOptionsSchema,
   DEFAULT_SERVICE_NAME,
   describeIssues,
@@ -27,8 +32,43 @@ export {
 } from './options.js';
 export type { Parameters, ParameterValue } from './parameters.js';
 export { param } from './parameters.js';
+export type {
+  LoadModelOptions,
+  RepositoryIndexOptions,
+  RepositoryModel,
+  UnloadModelOptions,
+} from './repository.js';
 export { InferResult, OutputTensor } from './result.js';
-export type { EncodedTensor, InputTensor, TensorInputData, TensorOutputData, TypedArray } from './tensor.js';
+export type { SequenceOptions } from './sequence.js';
+export { newSequenceId, Sequence } from './sequence.js';
+export type { LogSettings, TraceSettings, TraceSettingsOptions, TraceSettingsUpdate } from './settings.js';
+export type {
+  CudaRegionStatus,
+  RegisterCudaRegion,
+  RegisterSystemRegion,
+  SystemRegionStatus,
+} from './shared-memory-rpc.js';
+export type {
+  BatchStatistics,
+  Duration,
+  InferenceStatistics,
+  ModelStatistics,
+  ResponseStatistics,
+} from './statistics.js';
+export { StreamSession } from './stream-session.js';
+export type { CreateRegionOptions } from './system-shared-memory.js';
+export { SHM_DIRECTORY, SystemSharedMemoryRegion } from './system-shared-memory.js';
+export type {
+  DataInputTensor,
+  EncodedTensor,
+  InputTensor,
+  SharedMemoryBinding,
+  SharedMemoryInputTensor,
+  TensorInputData,
+  TensorOutputData,
+  TypedArray,
+} from './tensor.js';
+export { inSharedMemory, sharedMemoryParameters } from './tensor.js';
 export type {
   CallOptions,
   InferRequest,

@@ -23,8 +23,42 @@ export const tlsOptionsSchema = z
 
 export const clientOptionsSchema = z
   .object({
-    /** `host:port`, `grpc://host:port` (plaintext) or `grpcs://host:port` (TLS). */
-    url: z.string().min(1, 'url must be host:port, grpc://host:port or grpcs://host:port'),
+    /**
+     * `host:port`, `grpc://host:port` (plaintext) or `grpcs://host:port` (TLS); a list of IP
+     * endpoints is balanced by grpc-js (see `loadBalancing`).
+     */
+    url: z.union([
+      z.string().min(1, 'url must be host:port, grpc://host:port or grpcs://host:port'),
+      z.array(z.string().min(1)).min(1, 'url list must not be empty'),
+    ]),
+    /** How grpc-js spreads calls over several endpoints. @default "round_robin" */
+    loadBalancing: z.enum(['round_robin', 'pick_first']).default('round_robin'),
+    /** Compress requests (responses follow the server's choice). @default "none" */
+    compression: z.enum(['none', 'deflate', 'gzip']).default('none'),
+    /**
+     * Send large input tensors through system shared memory when the server is on this host and
+     * advertises it (the brief's `enable_gpu_ipc`); otherwise plain gRPC. @default true
+     */
+    enableGpuIpc: z.boolean().default(true),
+    sharedMemory: z
+      .object({
+        /** Inputs at least this large use shared memory. @default 1 MiB */
+        thresholdBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(1024 * 1024),
+        /** Pooled regions (one request each at a time). @default 4 */
+        maxRegions: z.number().int().positive().default(4),
+        /** Largest pooled region. @default 1 GiB */
+        maxRegionBytes: z
+          .number()
+          .int()
+          .positive()
+          .default(1024 ** 3),
+      })
+      .strict()
+      .default({ thresholdBytes: 1024 * 1024, maxRegions: 4, maxRegionBytes: 1024 ** 3 }),
     /** @default "model-serving-triton-inference-server" — the name spans and metrics carry. */
     serviceName: z.string().min(1).default(DEFAULT_SERVICE_NAME),
     /** Default deadline for every call, in ms; per-call `timeoutMs` overrides it. @default none */
@@ -82,6 +116,31 @@ export interface Endpoint {
   host: string;
   port: number;
   secure: boolean;
+}
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/**
+ * The grpc-js target for one or several endpoints. Several are joined into an `ipv4:`/`ipv6:`
+ * address list, which grpc-js balances itself; they must be IP literals of one family.
+ */
+export function channelTarget(endpoints: readonly Endpoint[]): string {
+  const [first] = endpoints;
+  if (first === undefined) throw new InfergateError(ErrorCode.InvalidArgument, 'no endpoint given');
+  if (endpoints.length === 1) return first.target;
+  const family = (host: string) => (IPV4.test(host) ? 'ipv4' : host.includes(':') ? 'ipv6' : undefined);
+  const families = new Set(endpoints.map((endpoint) => family(endpoint.host)));
+  const [only] = families;
+  if (families.size !== 1 || only === undefined) {
+    throw new InfergateError(
+      ErrorCode.InvalidArgument,
+      'several urls must all be IPv4 or all IPv6 literals (use one DNS name with several records instead)',
+    );
+  }
+  if (new Set(endpoints.map((endpoint) => endpoint.secure)).size !== 1) {
+    throw new InfergateError(ErrorCode.InvalidArgument, 'several urls must all use TLS or all not');
+  }
+  return `${only}:${endpoints.map((endpoint) => endpoint.target).join(',')}`;
 }
 
 export function parseEndpoint(url: string): Endpoint {

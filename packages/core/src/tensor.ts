@@ -29,13 +29,34 @@ export type TensorInputData =
   | readonly boolean[]
   | readonly (string | Uint8Array)[];
 
-export interface InputTensor {
+/** Where a tensor lives in a registered shared-memory region (system or CUDA). */
+export interface SharedMemoryBinding {
+  /** The name the region was registered under. */
+  region: string;
+  byteSize: number;
+  /** @default 0 */
+  offset?: number;
+}
+
+export interface DataInputTensor {
   name: string;
   datatype: DataType;
   /** Defaults to `[elementCount]`; `[]` is a 0-d (scalar) tensor. */
   shape?: readonly number[];
   data: TensorInputData;
+  sharedMemory?: undefined;
 }
+
+/** An input whose bytes the caller already placed in a registered shared-memory region. */
+export interface SharedMemoryInputTensor {
+  name: string;
+  datatype: DataType;
+  shape: readonly number[];
+  sharedMemory: SharedMemoryBinding;
+  data?: undefined;
+}
+
+export type InputTensor = DataInputTensor | SharedMemoryInputTensor;
 
 /** A tensor in wire form: what transports, batchers and routers carry. */
 export interface EncodedTensor {
@@ -46,6 +67,20 @@ export interface EncodedTensor {
   raw: Uint8Array;
   /** Per-tensor parameters (shared-memory binding, classification, …). */
   parameters?: Parameters;
+}
+
+/** The request/response parameters that bind a tensor to a shared-memory region. */
+export function sharedMemoryParameters(binding: SharedMemoryBinding): Parameters {
+  return {
+    shared_memory_region: binding.region,
+    shared_memory_byte_size: binding.byteSize,
+    ...(binding.offset ? { shared_memory_offset: binding.offset } : {}),
+  };
+}
+
+/** True when the tensor's bytes travel through shared memory rather than in the message. */
+export function inSharedMemory(tensor: { parameters?: Parameters | undefined }): boolean {
+  return typeof tensor.parameters?.shared_memory_region === 'string';
 }
 
 /** Decoded output data: the natural array for the datatype. */

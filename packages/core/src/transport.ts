@@ -1,11 +1,13 @@
 import type { Parameters } from './parameters.js';
-import type { EncodedTensor } from './tensor.js';
+import type { EncodedTensor, SharedMemoryBinding } from './tensor.js';
 
 /** An output the caller asks for, optionally as top-k classification. */
 export interface RequestedOutput {
   name: string;
   /** Ask Triton for the top `classCount` classes of this output, as BYTES "value:index[:label]". */
   classCount?: number;
+  /** Have the server write this output into a registered shared-memory region instead. */
+  sharedMemory?: SharedMemoryBinding;
   parameters?: Parameters;
 }
 

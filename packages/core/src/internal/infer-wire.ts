@@ -11,7 +11,7 @@ import {
   type ModelInferResponse,
 } from '../gen/grpc_service_pb.js';
 import { fromWireParameter, type Parameters, type ParameterValue, toWireParameter } from '../parameters.js';
-import type { EncodedTensor } from '../tensor.js';
+import { type EncodedTensor, sharedMemoryParameters } from '../tensor.js';
 import type { InferRequest, InferResponse } from '../transport.js';
 
 export function toParameterMap(parameters: Parameters | undefined): Record<string, InferParameter> {
@@ -45,14 +45,15 @@ export function toModelInferRequest(request: InferRequest, extraParameters?: Par
       name: input.name,
       datatype: input.datatype,
       shape: input.shape.map((dim) => BigInt(dim)),
+      parameters: toParameterMap(input.parameters),
     })),
     outputs: (request.outputs ?? []).map((output) => ({
       name: output.name,
-      parameters: toParameterMap(
-        output.classCount !== undefined
-          ? { ...output.parameters, classification: output.classCount }
-          : output.parameters,
-      ),
+      parameters: toParameterMap({
+        ...output.parameters,
+        ...(output.classCount !== undefined ? { classification: output.classCount } : {}),
+        ...(output.sharedMemory !== undefined ? sharedMemoryParameters(output.sharedMemory) : {}),
+      }),
     })),
   });
 }
@@ -153,14 +154,19 @@ function contentsToRaw(datatype: DataType, contents: InferTensorContents | undef
 
 export function fromModelInferResponse(message: ModelInferResponse): InferResponse {
   const raws = message.rawOutputContents;
-  if (raws.length > 0 && raws.length !== message.outputs.length) {
+  // Outputs written to shared memory have no entry in raw_output_contents.
+  const inMessage = message.outputs.filter(
+    (output) => output.parameters.shared_memory_region === undefined,
+  ).length;
+  if (raws.length > 0 && raws.length !== inMessage) {
     throw new InfergateError(
       ErrorCode.DataLoss,
-      `the server sent ${raws.length} raw output buffers for ${message.outputs.length} outputs`,
+      `the server sent ${raws.length} raw output buffers for ${inMessage} outputs`,
       { model: message.modelName },
     );
   }
-  const outputs: EncodedTensor[] = message.outputs.map((output, index) => {
+  let rawIndex = 0;
+  const outputs: EncodedTensor[] = message.outputs.map((output) => {
     const what = `output '${output.name}'`;
     if (!isDataType(output.datatype)) {
       throw new InfergateError(
@@ -168,14 +174,14 @@ export function fromModelInferResponse(message: ModelInferResponse): InferRespon
         `${what}: the server sent unknown datatype '${output.datatype}'`,
       );
     }
-    const raw =
-      message.rawOutputContents.length > 0
-        ? (message.rawOutputContents[index] ?? new Uint8Array(0))
-        : contentsToRaw(output.datatype, output.contents);
+    const inSharedMemory = output.parameters.shared_memory_region !== undefined;
+    let raw: Uint8Array;
+    if (inSharedMemory) raw = new Uint8Array(0);
+    else if (raws.length > 0) raw = raws[rawIndex++] ?? new Uint8Array(0);
+    else raw = contentsToRaw(output.datatype, output.contents);
     const shape = shapeToNumbers(output.shape, what);
     const size = elementSize(output.datatype);
     // Outputs bound to shared memory carry no bytes here; everything else must match its shape.
-    const inSharedMemory = output.parameters.shared_memory_region !== undefined;
     if (size > 0 && !inSharedMemory && raw.byteLength !== elementCount(shape, what) * size) {
       throw new InfergateError(
         ErrorCode.DataLoss,

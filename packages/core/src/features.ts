@@ -1,0 +1,53 @@
+import { ErrorCode, InfergateError } from './errors.js';
+
+/** Triton's protocol extensions, as ServerMetadata.extensions names them. */
+export const Extension = {
+  Classification: 'classification',
+  Sequence: 'sequence',
+  ModelRepository: 'model_repository',
+  ModelRepositoryUnloadDependents: 'model_repository(unload_dependents)',
+  SchedulePolicy: 'schedule_policy',
+  ModelConfiguration: 'model_configuration',
+  SystemSharedMemory: 'system_shared_memory',
+  CudaSharedMemory: 'cuda_shared_memory',
+  BinaryTensorData: 'binary_tensor_data',
+  Parameters: 'parameters',
+  Statistics: 'statistics',
+  Trace: 'trace',
+  Logging: 'logging',
+} as const;
+
+export type Extension = (typeof Extension)[keyof typeof Extension];
+
+export function unsupportedExtension(
+  extension: string,
+  operation: string,
+  endpoint: string,
+  cause?: unknown,
+) {
+  return new InfergateError(
+    ErrorCode.Unimplemented,
+    `the server at ${endpoint} does not support the '${extension}' extension needed by ${operation}`,
+    { endpoint, ...(cause !== undefined ? { cause } : {}), details: { extension } },
+  );
+}
+
+/**
+ * Runs an extension's RPC; if the server answers UNIMPLEMENTED (a KServe v2 server without the
+ * extension, such as MLServer for Triton-only calls), the error names the missing extension.
+ */
+export async function withExtension<T>(
+  extension: string,
+  operation: string,
+  endpoint: string,
+  call: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof InfergateError && error.code === ErrorCode.Unimplemented) {
+      throw unsupportedExtension(extension, operation, endpoint, error);
+    }
+    throw error;
+  }
+}
