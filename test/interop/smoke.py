@@ -70,7 +70,8 @@ def main() -> int:
     ap.add_argument("--token", default="infergate-test-token")
     args = ap.parse_args()
     c = grpcclient.InferenceServerClient(url=args.url)
-    auth = {"triton-access-token": args.token}
+    # gRPC: Triton prefixes restricted-protocol keys with "triton-grpc-protocol-"
+    auth = {"triton-grpc-protocol-triton-access-token": args.token}
 
     @check("server live/ready/metadata")
     def _():
@@ -119,7 +120,7 @@ def main() -> int:
         outcomes: queue.Queue = queue.Queue()
         n = 8
         for _ in range(n):
-            c.async_infer("slow_queue", [slow_input()], callback=lambda res, err: outcomes.put(err))
+            c.async_infer("slow_queue", [slow_input()], callback=lambda result, error: outcomes.put(error))
         errs = [outcomes.get(timeout=30) for _ in range(n)]
         msgs = [f"{e.status()} {e.message()}" for e in errs if e is not None]
         assert msgs, "no request was rejected"
@@ -129,12 +130,15 @@ def main() -> int:
     @check("slow_queue timeout parameter -> rejected in queue")
     def _():
         outcomes: queue.Queue = queue.Queue()
-        c.async_infer("slow_queue", [slow_input()], callback=lambda res, err: outcomes.put(("busy", err)))
-        time.sleep(0.02)
+        # One request executes and one is staged for the instance by the dynamic
+        # batcher, so two busy requests are needed before one really waits in the queue.
+        for _ in range(2):
+            c.async_infer("slow_queue", [slow_input()], callback=lambda result, error: outcomes.put(("busy", error)))
+        time.sleep(0.05)
         c.async_infer(
-            "slow_queue", [slow_input()], callback=lambda res, err: outcomes.put(("timed", err)), timeout=1000
+            "slow_queue", [slow_input()], callback=lambda result, error: outcomes.put(("timed", error)), timeout=1000
         )
-        got = dict(outcomes.get(timeout=30) for _ in range(2))
+        got = dict(outcomes.get(timeout=30) for _ in range(3))
         assert got["busy"] is None, got["busy"]
         assert got["timed"] is not None, "timeout=1000us request succeeded"
         return f"{got['timed'].status()} {got['timed'].message()!r}"
@@ -146,7 +150,7 @@ def main() -> int:
     @check("repeat (decoupled stream) IN=3")
     def _():
         q: queue.Queue = queue.Queue()
-        c.start_stream(callback=lambda res, err: q.put((res, err)))
+        c.start_stream(callback=lambda result, error: q.put((result, error)))
         try:
             i = grpcclient.InferInput("IN", [1], "INT32")
             i.set_data_from_numpy(np.array([3], dtype=np.int32))
@@ -170,7 +174,7 @@ def main() -> int:
     @check("repeat IN=-1 -> error on stream")
     def _():
         q: queue.Queue = queue.Queue()
-        c.start_stream(callback=lambda res, err: q.put((res, err)))
+        c.start_stream(callback=lambda result, error: q.put((result, error)))
         try:
             i = grpcclient.InferInput("IN", [1], "INT32")
             i.set_data_from_numpy(np.array([-1], dtype=np.int32))
@@ -200,19 +204,46 @@ def main() -> int:
         assert r.as_numpy("OUTPUT0")[0][0] == 7
         return f"no-id error: {m[:140]!r}"
 
-    @check("repository index / unload / load (no token needed)")
+    @check("identity_bf16 (plain python backend, DLPack)")
     def _():
-        idx = c.get_model_repository_index()
-        names = {m.name for m in idx.models}
-        assert "identity_int8" in names, names
-        c.unload_model("identity_int8")
+        import ml_dtypes
+
+        arr = np.array([1.5, -2.0, 0.0], dtype=ml_dtypes.bfloat16)
+        inp = grpcclient.InferInput("INPUT0", [3], "BF16")
+        inp.set_data_from_numpy(arr)
+        r = c.infer("identity_bf16", [inp])
+        raw = r.get_response().raw_output_contents[0]
+        assert raw == arr.tobytes(), (raw, arr.tobytes())
+        assert r.get_output("OUTPUT0").datatype == "BF16"
+
+    @check("accumulate (sequence batching, control inputs)")
+    def _():
+        def step(seq, v, **kw):
+            i = grpcclient.InferInput("INPUT0", [1, 1], "INT32")
+            i.set_data_from_numpy(np.array([[v]], dtype=np.int32))
+            return int(c.infer("accumulate", [i], sequence_id=seq, **kw).as_numpy("OUTPUT0")[0][0])
+
+        a = [step(1001, 1, sequence_start=True), step(1002, 10, sequence_start=True), step(1001, 2), step(1002, 20)]
+        a.append(step(1001, 3, sequence_end=True))
+        a.append(step(1002, 30, sequence_end=True))
+        assert a == [1, 10, 3, 30, 6, 60], a
+        m = expect_error(lambda: step(1003, 5))
+        return f"sums={a}; no START: {m[:120]!r}"
+
+    @check("repository index / unload / load repo_identity (no token needed)")
+    def _():
+        idx = c.get_model_repository_index(as_json=True)
+        names = {m["name"]: m.get("state") for m in idx["models"]}
+        assert "repo_identity" in names and "add_sub" in names, names
+        c.unload_model("repo_identity")
         deadline = time.time() + 30
-        while c.is_model_ready("identity_int8") and time.time() < deadline:
+        while c.is_model_ready("repo_identity") and time.time() < deadline:
             time.sleep(0.2)
-        assert not c.is_model_ready("identity_int8")
-        c.load_model("identity_int8")
-        assert c.is_model_ready("identity_int8")
-        return f"{len(names)} models in index"
+        assert not c.is_model_ready("repo_identity")
+        st = {m["name"]: m.get("state") for m in c.get_model_repository_index(as_json=True)["models"]}["repo_identity"]
+        c.load_model("repo_identity")
+        assert c.is_model_ready("repo_identity")
+        return f"{len(names)} models in index; state after unload={st}"
 
     @check("statistics")
     def _():
@@ -249,7 +280,7 @@ def main() -> int:
 
     @check("wrong token -> denied")
     def _():
-        return expect_error(lambda: c.get_trace_settings(headers={"triton-access-token": "nope"}))[:160]
+        return expect_error(lambda: c.get_trace_settings(headers={"triton-grpc-protocol-triton-access-token": "nope"}))[:160]
 
     @check("model config / metadata")
     def _():

@@ -29,6 +29,8 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import pathlib
+import shutil
 import signal
 import sys
 import threading
@@ -63,7 +65,12 @@ _generator.ModelConfigGenerator.get_config = _get_config_with_sequence
 from pytriton.decorators import batch  # noqa: E402
 from pytriton.model_config import DynamicBatcher, ModelConfig, QueuePolicy, Tensor  # noqa: E402
 from pytriton.model_config.common import TimeoutAction  # noqa: E402
-from pytriton.triton import Triton, TritonConfig, TritonSecurityConfig  # noqa: E402
+from pytriton.triton import Triton, TritonConfig, TritonLifecyclePolicy, TritonSecurityConfig  # noqa: E402
+from pytriton.utils.workspace import Workspace  # noqa: E402
+
+# Plain Triton Python-backend models (not PyTriton) copied into the model store:
+# repo_identity, identity_bf16, accumulate. See models/ and README.md.
+PLAIN_MODELS_DIR = pathlib.Path(__file__).resolve().parent / "models"
 
 HOST = "127.0.0.1"
 
@@ -181,7 +188,7 @@ def bind_models(triton: Triton) -> None:
                 default_priority_level=2,
                 default_queue_policy=QueuePolicy(
                     timeout_action=TimeoutAction.REJECT,
-                    default_timeout_microseconds=0,
+                    default_timeout_microseconds=10_000_000,  # 10 s; override needs a non-zero default (see README)
                     allow_timeout_override=True,
                     max_queue_size=2,
                 ),
@@ -269,7 +276,21 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGINT, _on_signal)
 
     started = time.monotonic()
-    triton = Triton(config=config, security_config=security)
+    workspace = Workspace()  # temporary dir under ~/.cache/pytriton, removed by Triton.stop()
+    for model_dir in sorted(PLAIN_MODELS_DIR.iterdir()):
+        if (model_dir / "config.pbtxt").is_file():
+            shutil.copytree(model_dir, workspace.model_store_path / model_dir.name)
+
+    # local_model_store=True: PyTriton writes each model (config.pbtxt + proxy
+    # model.py) into its workspace model store instead of pushing it with a
+    # load-with-override request, so the repository index lists the models and
+    # a plain unload/load by name works.
+    triton = Triton(
+        config=config,
+        workspace=workspace,
+        security_config=security,
+        triton_lifecycle_policy=TritonLifecyclePolicy(launch_triton_on_startup=True, local_model_store=True),
+    )
     try:
         bind_models(triton)
         triton.run()  # starts tritonserver, loads every bound model, waits until ready
@@ -282,7 +303,15 @@ def main(argv=None) -> int:
                 _log("tritonserver or a model proxy died")
                 return 1
     finally:
-        triton.stop()
+        # Triton.stop() can hang joining proxy threads (e.g. after a PyTriton model
+        # was unloaded/reloaded); bound it and exit hard if needed.
+        stopper = threading.Thread(target=triton.stop, name="triton-stop", daemon=True)
+        stopper.start()
+        stopper.join(20)
+        if stopper.is_alive():
+            _log("Triton.stop() did not finish within 20s; exiting anyway")
+            sys.stderr.flush()
+            os._exit(3)
         _log("stopped")
     return 0
 
