@@ -30,12 +30,16 @@ export interface GrpcStatusLike {
 
 /** Triton's answer when a model's queue policy rejects a request: busy, not broken. */
 const QUEUE_FULL_PATTERN = /exceeds maximum queue size/i;
+/** Triton's answer when a request outlived its server-side `timeout` parameter in the queue. */
+const SERVER_TIMEOUT_PATTERN = /request timeout expired/i;
 
 export function fromGrpcStatus(error: GrpcStatusLike, context: InfergateErrorOptions = {}): InfergateError {
   const status = typeof error.code === 'number' ? error.code : 2;
   const details = error.details || error.message || 'no details';
   let code = byStatus[status] ?? ErrorCode.Unknown;
   if (code === ErrorCode.Unavailable && QUEUE_FULL_PATTERN.test(details)) code = ErrorCode.QueueFull;
+  else if (code === ErrorCode.Unavailable && SERVER_TIMEOUT_PATTERN.test(details))
+    code = ErrorCode.DeadlineExceeded;
   if (code === ErrorCode.Unavailable || code === ErrorCode.Unknown || code === ErrorCode.Internal) {
     // grpc-js reports connection failures as UNAVAILABLE with the socket error in the text.
     const network = networkErrorCode(details);

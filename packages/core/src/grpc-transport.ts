@@ -17,8 +17,13 @@ import {
 } from './gen/grpc_service_pb.js';
 import { fromGrpcStatus } from './grpc-status.js';
 import { createCredentials } from './internal/credentials.js';
-import { fromModelInferResponse, serializeInferRequest, toModelInferRequest } from './internal/infer-wire.js';
-import type { SharedMemoryStager } from './internal/shm-stager.js';
+import {
+  fromModelInferResponse,
+  serializeInferRequest,
+  sharedMemoryOutputs,
+  toModelInferRequest,
+} from './internal/infer-wire.js';
+import { SharedMemoryStager } from './internal/shm-stager.js';
 import { RPC_SERVICE, startRpcSpan } from './internal/tracing.js';
 import { classifyStreamError } from './internal/triton-messages.js';
 import { channelTarget, type Endpoint, parseEndpoint, type ResolvedClientOptions } from './options.js';
@@ -88,20 +93,25 @@ export class GrpcTransport implements InferTransport {
       channelOptions['grpc.ssl_target_name_override'] = options.tls.serverName;
       channelOptions['grpc.default_authority'] = options.tls.serverName;
     }
-    this.client = new grpc.Client(
-      this.endpoint.target,
-      createCredentials(secure, options.tls),
-      channelOptions,
-    );
+    if (this.endpoints.length > 1) {
+      channelOptions['grpc.service_config'] = JSON.stringify({
+        loadBalancingConfig: [{ [options.loadBalancing]: {} }],
+      });
+    }
+    this.client = new grpc.Client(this.target, createCredentials(secure, options.tls), channelOptions);
+    this.sharedMemory = options.enableGpuIpc ? new SharedMemoryStager(this, options.sharedMemory) : undefined;
   }
 
-  /** `host:port` of the endpoint, for error messages and span attributes. */
+  /** `host:port` of the endpoint (or the address list), for error messages and span attributes. */
   get address(): string {
-    return this.endpoint.target;
+    return this.endpoints.length === 1 ? this.endpoint.target : this.target;
   }
 
   private metadata(options: CallOptions): grpc.Metadata {
     const metadata = new grpc.Metadata();
+    if (this.options.accessToken !== undefined) {
+      metadata.set(`triton-grpc-protocol-${this.options.accessHeader}`, this.options.accessToken);
+    }
     for (const [key, value] of Object.entries(this.options.headers)) metadata.set(key, value);
     if (options.headers) for (const [key, value] of Object.entries(options.headers)) metadata.set(key, value);
     return metadata;
@@ -236,7 +246,7 @@ export class GrpcTransport implements InferTransport {
       bytes,
       options,
       context,
-    ).then(fromModelInferResponse);
+    ).then((message) => fromModelInferResponse(message, sharedMemoryOutputs(request)));
   }
 
   /**
@@ -307,6 +317,7 @@ export class GrpcTransport implements InferTransport {
     const { signal } = options;
     if (signal?.aborted) throw abortError(signal, context);
     const bytes = this.encodeStreamRequest(request, options);
+    const bound = sharedMemoryOutputs(request);
     const stream = this.openStreamCall(options, request.model);
     const { call } = stream;
     let failure: InfergateError | undefined;
@@ -317,7 +328,7 @@ export class GrpcTransport implements InferTransport {
       for await (const message of call as AsyncIterable<ModelStreamInferResponse>) {
         if (message.errorMessage !== '') throw classifyStreamError(message.errorMessage, context);
         if (message.inferResponse === undefined) continue;
-        const response = fromModelInferResponse(message.inferResponse);
+        const response = fromModelInferResponse(message.inferResponse, bound);
         const final = response.parameters.triton_final_response === true;
         if (response.outputs.length > 0 || !final) yield response;
         if (final) break;

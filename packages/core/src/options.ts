@@ -65,6 +65,13 @@ export const clientOptionsSchema = z
     timeoutMs: z.number().int().positive().optional(),
     /** Metadata sent with every call (e.g. authorization). @default {} */
     headers: z.record(z.string(), z.string()).default({}),
+    /**
+     * Triton's restricted-API access value (`--grpc-restricted-protocol=<groups>:<header>=<value>`).
+     * Sent as gRPC metadata `triton-grpc-protocol-<accessHeader>`, the key Triton checks.
+     */
+    accessToken: z.string().min(1).optional(),
+    /** The header name configured on the server for `accessToken`. @default "triton-access-token" */
+    accessHeader: z.string().min(1).default('triton-access-token'),
     /** TLS: `true` for system roots, or certificates for TLS / mTLS. @default false unless grpcs:// */
     tls: z.union([z.boolean(), tlsOptionsSchema]).optional(),
     keepalive: z

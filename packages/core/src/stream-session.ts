@@ -2,8 +2,9 @@ import { abortError, ErrorCode, InfergateError } from './errors.js';
 import type { ModelStreamInferResponse } from './gen/grpc_service_pb.js';
 import type { GrpcTransport, StreamCall } from './grpc-transport.js';
 import { buildInferRequest, type InferOptions } from './infer-request.js';
-import { fromModelInferResponse } from './internal/infer-wire.js';
+import { fromModelInferResponse, sharedMemoryOutputs } from './internal/infer-wire.js';
 import { classifyStreamError } from './internal/triton-messages.js';
+import type { Parameters } from './parameters.js';
 import { InferResult } from './result.js';
 import type { InputTensor } from './tensor.js';
 import type { CallOptions } from './transport.js';
@@ -14,6 +15,7 @@ const HIGH_WATER = 256;
 interface Pending {
   id: string;
   model: string;
+  bound: ReadonlyMap<string, Parameters>;
   queue: InferResult[];
   error: InfergateError | undefined;
   done: boolean;
@@ -93,7 +95,7 @@ export class StreamSession {
     if (message.inferResponse === undefined) return;
     let response: ReturnType<typeof fromModelInferResponse>;
     try {
-      response = fromModelInferResponse(message.inferResponse);
+      response = fromModelInferResponse(message.inferResponse, pending.bound);
     } catch (error) {
       this.finish(pending, InfergateError.from(error));
       return;
@@ -138,7 +140,15 @@ export class StreamSession {
       throw new InfergateError(ErrorCode.InvalidArgument, `request id '${id}' is already in flight`);
     const request = buildInferRequest(model, inputs, { ...options, requestId: id });
     const bytes = this.#grpc.encodeStreamRequest(request, this.#options);
-    const pending: Pending = { id, model, queue: [], error: undefined, done: false, wake: undefined };
+    const pending: Pending = {
+      id,
+      model,
+      bound: sharedMemoryOutputs(request),
+      queue: [],
+      error: undefined,
+      done: false,
+      wake: undefined,
+    };
     this.#pending.set(id, pending);
     this.open().call.write(bytes);
     return this.iterate(pending);

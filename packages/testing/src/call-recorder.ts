@@ -1,4 +1,5 @@
 import type { Metadata } from '@grpc/grpc-js';
+import { ENCODING_KEY } from './internal/request-encoding.js';
 
 /** One RPC as the server received it. */
 export interface RecordedCall {
@@ -6,7 +7,10 @@ export interface RecordedCall {
   method: string;
   /** The model the request names, when it names one. */
   model: string | undefined;
-  /** Request metadata; binary (`-bin`) values as base64. `traceparent` shows up here. */
+  /**
+   * Request metadata; binary (`-bin`) values as base64. `traceparent` shows up here, and
+   * `grpc-encoding` ('gzip', 'deflate') when the request message was compressed.
+   */
   metadata: Record<string, string>;
   /** When it arrived (ms since the epoch). */
   time: number;
@@ -15,7 +19,8 @@ export interface RecordedCall {
 export function metadataToRecord(metadata: Metadata): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, values] of Object.entries(metadata.getMap())) {
-    out[key] = typeof values === 'string' ? values : Buffer.from(values).toString('base64');
+    const name = key === ENCODING_KEY ? 'grpc-encoding' : key;
+    out[name] = typeof values === 'string' ? values : Buffer.from(values).toString('base64');
   }
   return out;
 }

@@ -4,7 +4,8 @@ import { startTestServer } from './test-server.js';
 
 const usage = `Usage: infergate-test-server [--port 8001] [--host 127.0.0.1]
 
-Serves the infergate test models (identity, add_sub, simulated_gpu, fail) over
+Serves the infergate test models (identity, add_sub, simulated_gpu, fail, repeat,
+accumulate) over
 Triton's gRPC protocol until SIGINT or SIGTERM.`;
 
 async function main(): Promise<void> {

@@ -4,8 +4,10 @@ import { metadataToRecord } from './call-recorder.js';
 import type { HandlerTable, RpcContext, UnaryMethodKey } from './handler-table.js';
 import { serializeInferResponse } from './infer-response.js';
 import { GRPCInferenceService, type ModelInferResponse } from './internal/proto.js';
+import { checkAccess } from './restriction.js';
 import { RpcError, toRpcError } from './rpc-error.js';
 import type { ServerState } from './server-state.js';
+import { handleModelStreamInfer, streamInferDefinition } from './stream-handler.js';
 
 type AnyHandler = (request: unknown, context: RpcContext) => unknown;
 
@@ -38,12 +40,14 @@ function serializerFor(key: UnaryMethodKey, method: DescMethod): (value: unknown
 
 /**
  * Turns the handler table into a grpc-js service. Every unary RPC is registered, so calls to those
- * without a handler are recorded and answered UNIMPLEMENTED; streaming RPCs are not registered yet
- * (grpc-js answers UNIMPLEMENTED for them itself).
+ * without a handler are recorded and answered UNIMPLEMENTED; ModelStreamInfer is the one streaming RPC.
  */
 export function createGrpcService(state: ServerState, handlers: HandlerTable): GrpcService {
   const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
   const implementation: grpc.UntypedServiceImplementation = {};
+  definition.ModelStreamInfer = streamInferDefinition as grpc.MethodDefinition<unknown, unknown>;
+  implementation.ModelStreamInfer = ((call: Parameters<typeof handleModelStreamInfer>[1]) =>
+    handleModelStreamInfer(state, call)) as grpc.handleBidiStreamingCall<unknown, unknown>;
   for (const method of GRPCInferenceService.methods) {
     if (method.methodKind !== 'unary') continue;
     const key = method.localName as UnaryMethodKey;
@@ -97,6 +101,7 @@ async function dispatch(
   call.once('cancelled', onCancelled);
   if (call.cancelled) onCancelled();
   try {
+    checkAccess(method.name, metadata, state.restrictions, state.identity.extensions);
     await state.gate.wait(controller.signal);
     const result = await handler(call.request, { metadata, signal: controller.signal });
     answered = true;

@@ -1,6 +1,7 @@
 export type { RecordedCall } from './call-recorder.js';
 export type { ActiveFault, Fault } from './fault-injector.js';
 export { ANY_MODEL, FaultInjector } from './fault-injector.js';
+export type { Duration, ResponseStats, VersionStats } from './inference-stats.js';
 export type {
   ExecuteContext,
   ExecuteInput,
@@ -8,17 +9,30 @@ export type {
   ExecuteRequest,
   ModelConfigInit,
   ModelDefinition,
+  SequenceContext,
   TensorSpec,
 } from './model-definition.js';
+export type { IndexEntry, LoadRecord } from './model-registry.js';
 export type { ModelStats } from './model-stats.js';
+export { accumulateModel } from './models/accumulate.js';
 export { addSubModel } from './models/add-sub.js';
 export { failModel } from './models/fail.js';
 export { identityModel } from './models/identity.js';
+export { repeatModel } from './models/repeat.js';
 export { simulatedGpuModel } from './models/simulated-gpu-model.js';
+export type { ProtocolGroup, Restriction } from './restriction.js';
+export { TRITON_EXTENSIONS } from './restriction.js';
 export type { StatusCode, StatusName } from './rpc-error.js';
 export { RpcError } from './rpc-error.js';
+export type { LogSettings, TraceSettings } from './runtime-settings.js';
+export { DEFAULT_TRACE_SETTINGS } from './runtime-settings.js';
+export type { RepositoryView, TestServerTls } from './server-options.js';
+export type { SharedMemoryRegion } from './shared-memory.js';
+export { shmPath } from './shared-memory.js';
 export type { SimulatedGpuOptions, SimulatedGpuStats } from './simulated-gpu.js';
 export { SimulatedGpu } from './simulated-gpu.js';
+export type { TestCertificates } from './test-certificates.js';
+export { generateTestCertificates } from './test-certificates.js';
 export type { TestServerOptions } from './test-server.js';
 export { startTestServer, TestServer } from './test-server.js';
 export { VERSION } from './version.js';

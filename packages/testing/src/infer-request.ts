@@ -7,11 +7,12 @@ import {
   type Parameters,
   type TensorOutputData,
 } from '@infergate/core';
-import { fromWireParameters } from './internal/parameters.js';
+import { fromWireParameters, integerParameter } from './internal/parameters.js';
 import type { ModelInferRequest } from './internal/proto.js';
 import { configTypeName } from './model-config.js';
 import type { ExecuteInput, ExecuteRequest, ResolvedModel, TensorSpec } from './model-definition.js';
 import { invalidArgument } from './rpc-error.js';
+import { type SharedMemoryRegistry, sharedMemoryRef } from './shared-memory.js';
 
 class DecodedInput implements ExecuteInput {
   readonly name: string;
@@ -52,18 +53,25 @@ export function readInferRequest(
   version: string,
   message: ModelInferRequest,
   metadata: Readonly<Record<string, string>>,
+  shm?: SharedMemoryRegistry,
 ): ExecuteRequest {
   const prefix = `[request id: ${message.id === '' ? '<id_unknown>' : message.id}] `;
   const fail = (text: string) => invalidArgument(prefix + text);
   const forModel = `for model '${model.name}'`;
   const batching = model.maxBatchSize > 0;
+  // As in Triton, raw_input_contents holds entries for the inputs not in shared memory, in order.
   const raws = message.rawInputContents;
-  if (raws.length !== message.inputs.length) {
-    if (raws.length === 0 && message.inputs.length > 0) {
+  const shmRefs = message.inputs.map((tensor) =>
+    sharedMemoryRef(fromWireParameters(tensor.parameters), tensor.name),
+  );
+  const rawCount = shmRefs.filter((ref) => ref === undefined).length;
+  if (raws.length !== rawCount) {
+    if (raws.length === 0 && rawCount > 0) {
       throw fail(`infergate-testing reads tensors from raw_input_contents only; none were sent ${forModel}`);
     }
-    throw fail(`expected ${message.inputs.length} raw_input_contents, got ${raws.length} ${forModel}`);
+    throw fail(`expected ${rawCount} raw_input_contents, got ${raws.length} ${forModel}`);
   }
+  let rawIndex = 0;
 
   const inputs: DecodedInput[] = [];
   let batchSize: number | undefined;
@@ -104,7 +112,10 @@ export function readInferRequest(
       else if (rows !== batchSize)
         throw fail(`input '${name}' batch size does not match other inputs for '${model.name}'`);
     }
-    const raw = raws[index] as Uint8Array;
+    const ref = shmRefs[index];
+    if (ref !== undefined && shm === undefined) throw fail(`shared memory is not available ${forModel}`);
+    const raw =
+      ref === undefined ? (raws[rawIndex++] as Uint8Array) : (shm as SharedMemoryRegistry).read(ref);
     const count = shape.reduce((product, dim) => product * dim, 1);
     if (datatype === 'BYTES') {
       let elements: number;
@@ -153,11 +164,25 @@ export function readInferRequest(
     if (!requestedOutputs.includes(output.name)) requestedOutputs.push(output.name);
   }
 
+  const parameters = fromWireParameters(message.parameters);
+  const priority = parameters.priority;
+  if (
+    priority !== undefined &&
+    (typeof integerParameter(parameters, 'priority') !== 'number' || Number(priority) < 0)
+  ) {
+    throw fail("invalid value for 'priority', expected value >= 0.");
+  }
+  const timeout = parameters.timeout;
+  if (timeout !== undefined && integerParameter(parameters, 'timeout') === undefined) {
+    throw fail("invalid value type for 'timeout' parameter, expected int64_param.");
+  }
   return {
     model: model.name,
     version,
     id: message.id,
-    parameters: fromWireParameters(message.parameters),
+    parameters,
+    priority: integerParameter(parameters, 'priority') ?? 0,
+    timeoutUs: integerParameter(parameters, 'timeout') ?? 0,
     inputs,
     input(name: string): ExecuteInput {
       const found = inputs.find((input) => input.name === name);

@@ -1,10 +1,12 @@
 import { create, toBinary } from '@bufbuild/protobuf';
 import { status } from '@grpc/grpc-js';
-import { type EncodedTensor, encodeTensor, InfergateError } from '@infergate/core';
+import { type EncodedTensor, encodeTensor, InfergateError, type Parameters } from '@infergate/core';
+import { classify } from './classification.js';
 import { toWireParameters } from './internal/parameters.js';
 import { type ModelInferResponse, ModelInferResponseSchema } from './internal/proto.js';
 import type { ExecuteOutput, ExecuteRequest } from './model-definition.js';
 import { RpcError } from './rpc-error.js';
+import type { SharedMemoryRef, SharedMemoryRegistry } from './shared-memory.js';
 
 function encodeOutput(model: string, output: ExecuteOutput): EncodedTensor {
   if ('raw' in output && output.raw instanceof Uint8Array) return output;
@@ -17,30 +19,75 @@ function encodeOutput(model: string, output: ExecuteOutput): EncodedTensor {
   }
 }
 
-/** The response for the requested outputs, in the order they were requested. */
+/** How the request asked for each output: classification and shared memory placement. */
+export interface OutputPlacement {
+  /** Top-k classification requested with the output's `classification` parameter. */
+  classification?: number;
+  /** Write the output into this shared memory region instead of the response. */
+  shm?: SharedMemoryRef;
+}
+
+export interface ResponseContext {
+  /** Per requested output name. */
+  placements?: ReadonlyMap<string, OutputPlacement>;
+  shm?: SharedMemoryRegistry;
+  /** The model batches (max_batch_size > 0): classification keeps the batch dimension. */
+  batching?: boolean;
+  labels?: Readonly<Record<string, readonly string[]>>;
+  /** Configured rank (dims without the batch dimension) per output name. */
+  ranks?: Readonly<Record<string, number>>;
+  /** Response parameters (e.g. triton_final_response). */
+  parameters?: Parameters;
+}
+
+/**
+ * The response for the requested outputs, in the order they were requested. As in Triton
+ * (infer_handler.cc, ResponseAllocatorHelper), an output written to shared memory keeps its entry
+ * in `outputs` and gets an empty `raw_output_contents` entry, so indices stay aligned.
+ */
 export function buildInferResponse(
   request: ExecuteRequest,
   outputs: readonly ExecuteOutput[],
+  context: ResponseContext = {},
 ): ModelInferResponse {
   const tensors: EncodedTensor[] = [];
+  const raws: Uint8Array[] = [];
   for (const name of request.requestedOutputs) {
     const output = outputs.find((candidate) => candidate.name === name);
     if (output === undefined) {
       throw new RpcError(status.INTERNAL, `model '${request.model}' produced no output '${name}'`);
     }
-    tensors.push(encodeOutput(request.model, output));
+    let tensor = encodeOutput(request.model, output);
+    const placement = context.placements?.get(name);
+    if (placement?.classification !== undefined) {
+      tensor = classify(
+        tensor,
+        placement.classification,
+        context.batching === true,
+        context.labels?.[name],
+        context.ranks?.[name],
+      );
+    }
+    tensors.push(tensor);
+    if (placement?.shm !== undefined && context.shm !== undefined) {
+      context.shm.write(placement.shm, name, tensor.raw);
+      raws.push(new Uint8Array(0));
+    } else {
+      raws.push(tensor.raw);
+    }
   }
   return create(ModelInferResponseSchema, {
     modelName: request.model,
     modelVersion: request.version,
     id: request.id,
+    parameters: toWireParameters(context.parameters),
     outputs: tensors.map((tensor) => ({
       name: tensor.name,
       datatype: tensor.datatype,
       shape: tensor.shape.map((dim) => BigInt(dim)),
       parameters: toWireParameters(tensor.parameters),
     })),
-    rawOutputContents: tensors.map((tensor) => tensor.raw),
+    rawOutputContents: raws,
   });
 }
 

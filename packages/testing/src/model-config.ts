@@ -41,6 +41,7 @@ export function toModelConfig(model: ResolvedModel): ModelConfig {
       dims: dims(spec),
     })),
     ...(model.maxBatchSize > 0 ? { schedulingChoice: { case: 'dynamicBatching', value: {} } } : {}),
+    ...(model.decoupled === true ? { modelTransactionPolicy: { decoupled: true } } : {}),
     ...model.config,
   });
 }

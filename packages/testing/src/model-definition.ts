@@ -41,7 +41,12 @@ export interface ExecuteRequest {
   readonly version: string;
   /** The request id ('' when none was sent); the server echoes it in the response. */
   readonly id: string;
+  /** Every request parameter as sent (including sequence_id, priority, timeout, …). */
   readonly parameters: Parameters;
+  /** The `priority` parameter (0 = the model's default priority level). */
+  readonly priority: number;
+  /** The `timeout` parameter, in microseconds (0 = none). */
+  readonly timeoutUs: number;
   /** The inputs in request order. */
   readonly inputs: readonly ExecuteInput[];
   /** The input called `name`; throws INVALID_ARGUMENT if the request did not carry it. */
@@ -54,9 +59,26 @@ export interface ExecuteRequest {
   readonly metadata: Readonly<Record<string, string>>;
 }
 
+/** The sequence a request of a `sequenceBatching` model belongs to (Triton's sequence batcher). */
+export interface SequenceContext {
+  /** The `sequence_id` (correlation ID) as sent: a number, a bigint above 2^53, or a string. */
+  readonly id: number | bigint | string;
+  readonly start: boolean;
+  readonly end: boolean;
+  /** Per-sequence state the model keeps between requests (Triton's implicit state); freed at end. */
+  readonly state: Record<string, unknown>;
+}
+
 export interface ExecuteContext {
   /** Aborts when the client cancels, the deadline passes or the server is killed. */
   readonly signal: AbortSignal;
+  /** Present for models with `sequenceBatching: true`. */
+  readonly sequence?: SequenceContext;
+  /**
+   * Marks the end of queueing: time before the call counts as `queue`, time after as
+   * `compute_infer` in ModelStatistics. Without a call the whole execution is compute_infer.
+   */
+  computeStarted(): void;
 }
 
 /**
@@ -82,10 +104,31 @@ export interface ModelDefinition {
   maxBatchSize?: number;
   inputs: readonly TensorSpec[];
   outputs: readonly TensorSpec[];
-  execute(
+  /** Computes the one response of a request. Required unless `executeStream` is given. */
+  execute?(
     request: ExecuteRequest,
     context: ExecuteContext,
   ): Promise<readonly ExecuteOutput[]> | readonly ExecuteOutput[];
+  /**
+   * Produces 0..N responses for one request (each yielded array is one response). Required for
+   * `decoupled` models; for other models it must yield exactly once. Stop when `context.signal`
+   * aborts (the stream was cancelled). Takes precedence over `execute`.
+   */
+  executeStream?(request: ExecuteRequest, context: ExecuteContext): AsyncIterable<readonly ExecuteOutput[]>;
+  /**
+   * Decoupled transaction policy: 0..N responses per request, ModelStreamInfer only (ModelInfer
+   * answers UNIMPLEMENTED as Triton does). @default false
+   */
+  decoupled?: boolean;
+  /**
+   * Stateful model behind Triton's sequence batcher: requests carry `sequence_id`,
+   * `sequence_start`, `sequence_end`; `execute` gets `context.sequence`. @default false
+   */
+  sequenceBatching?: boolean;
+  /** Class labels per output name, for classification results ("value:index:label"). */
+  labels?: Readonly<Record<string, readonly string[]>>;
+  /** Models this one uses (ensemble steps): unloaded with it when `unload_dependents` is true. */
+  composingModels?: readonly string[];
   /** Extra config fields (instance groups, parameters, a different scheduler, …). */
   config?: ModelConfigInit;
 }
@@ -104,7 +147,9 @@ export function resolveModel(definition: ModelDefinition): ResolvedModel {
   if (!Number.isInteger(maxBatchSize) || maxBatchSize < 0) {
     throw new TypeError(`model '${name}': maxBatchSize must be a non-negative integer`);
   }
-  if (typeof definition.execute !== 'function')
-    throw new TypeError(`model '${name}': execute must be a function`);
+  if (typeof definition.execute !== 'function' && typeof definition.executeStream !== 'function')
+    throw new TypeError(`model '${name}': execute or executeStream must be a function`);
+  if (definition.decoupled === true && typeof definition.executeStream !== 'function')
+    throw new TypeError(`model '${name}': a decoupled model needs executeStream`);
   return { ...definition, name, versions: [...versions], platform, maxBatchSize };
 }

@@ -12,6 +12,8 @@ export interface ModelStats {
   rows: number;
   /** Largest batch size an execution saw. */
   maxBatchSize: number;
+  /** Responses produced (ModelInfer: one per success; ModelStreamInfer: every response sent). */
+  responses: number;
   /** Executions running right now, and the most that ever ran at once. */
   inFlight: number;
   maxInFlight: number;
@@ -25,6 +27,7 @@ function emptyStats(): ModelStats {
     cancellations: 0,
     rows: 0,
     maxBatchSize: 0,
+    responses: 0,
     inFlight: 0,
     maxInFlight: 0,
   };

@@ -1,9 +1,10 @@
+import { createAdminHandlers } from './admin-handlers.js';
 import type { HandlerTable } from './handler-table.js';
 import { handleModelInfer } from './infer-handler.js';
 import { toModelConfig, toModelMetadata } from './model-config.js';
 import type { ServerState } from './server-state.js';
 
-/** The RPCs the test server implements; every other one answers UNIMPLEMENTED. */
+/** The unary RPCs (ModelStreamInfer is in stream-handler.ts). */
 export function createHandlers(state: ServerState): HandlerTable {
   return {
     serverLive: () => ({ live: true }),
@@ -20,5 +21,6 @@ export function createHandlers(state: ServerState): HandlerTable {
       config: toModelConfig(state.models.resolve(request.name, request.version).model),
     }),
     modelInfer: (request, context) => handleModelInfer(state, request, context),
+    ...createAdminHandlers(state),
   };
 }

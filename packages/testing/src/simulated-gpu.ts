@@ -23,6 +23,7 @@ export interface SimulatedGpuStats {
 
 interface Job {
   rows: number;
+  onStart: (() => void) | undefined;
   resolve(): void;
   reject(error: Error): void;
   detach(): void;
@@ -63,7 +64,7 @@ export class SimulatedGpu {
    * Waits for the slot, then holds it for the execution's duration. Aborting while queued leaves
    * the queue (CANCELLED); an execution that has started runs to the end, as GPU work would.
    */
-  run(rows: number, signal?: AbortSignal): Promise<void> {
+  run(rows: number, signal?: AbortSignal, onStart?: () => void): Promise<void> {
     if (signal?.aborted) return Promise.reject(cancelled());
     return new Promise<void>((resolve, reject) => {
       const onAbort = () => {
@@ -72,7 +73,13 @@ export class SimulatedGpu {
         this.#queue.splice(index, 1);
         reject(cancelled());
       };
-      const job: Job = { rows, resolve, reject, detach: () => signal?.removeEventListener('abort', onAbort) };
+      const job: Job = {
+        rows,
+        onStart,
+        resolve,
+        reject,
+        detach: () => signal?.removeEventListener('abort', onAbort),
+      };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#queue.push(job);
       this.#pump();
@@ -84,6 +91,7 @@ export class SimulatedGpu {
     const job = this.#queue.shift();
     if (job === undefined) return;
     job.detach();
+    job.onStart?.();
     this.#running += 1;
     const stats = this.#stats;
     stats.maxConcurrent = Math.max(stats.maxConcurrent, this.#running);

@@ -4,13 +4,19 @@ import { MAX_MESSAGE_BYTES } from '@infergate/core';
 import type { RecordedCall } from './call-recorder.js';
 import type { FaultInjector } from './fault-injector.js';
 import { createGrpcService, type GrpcService } from './grpc-service.js';
+import type { VersionStats } from './inference-stats.js';
+import { exposeRequestEncoding } from './internal/request-encoding.js';
 import { trackSockets } from './internal/socket-tracker.js';
 import type { ModelDefinition } from './model-definition.js';
 import type { ModelStats } from './model-stats.js';
 import { builtinModels } from './models/builtin-models.js';
+import { type Restriction, TRITON_EXTENSIONS } from './restriction.js';
 import { RpcError } from './rpc-error.js';
+import type { LogSettings, TraceSettings } from './runtime-settings.js';
+import { credentials, type RepositoryView, type TestServerTls } from './server-options.js';
 import { ServerState } from './server-state.js';
 import { createHandlers } from './service-handlers.js';
+import type { SharedMemoryRegion } from './shared-memory.js';
 import { SimulatedGpu, type SimulatedGpuOptions } from './simulated-gpu.js';
 import { VERSION } from './version.js';
 
@@ -29,8 +35,19 @@ export interface TestServerOptions {
   serverName?: string;
   /** @default this package's version */
   serverVersion?: string;
-  /** Extensions ServerMetadata lists. @default ['model_configuration', 'parameters'] */
+  /**
+   * Extensions ServerMetadata lists. The RPCs of an extension left out answer UNIMPLEMENTED
+   * (model_configuration, statistics, model_repository, system_shared_memory, cuda_shared_memory,
+   * trace, logging). @default Triton 2.51's full list (`TRITON_EXTENSIONS`)
+   */
   extensions?: readonly string[];
+  /**
+   * Triton's `--grpc-restricted-protocol=<groups>:<header>=<value>`: calls in those groups without
+   * the metadata `triton-grpc-protocol-<header>: <value>` answer UNAVAILABLE, as Triton does.
+   */
+  restricted?: Restriction | readonly Restriction[];
+  /** Serve TLS (`grpcs`); with `requireClientCert`, mutual TLS against `ca`. @default plaintext */
+  tls?: TestServerTls;
   /** How long `stop()` lets calls in progress finish before it forces the shutdown, in ms. @default 2000 */
   stopGraceMs?: number;
 }
@@ -40,9 +57,14 @@ const SERVER_OPTIONS: grpc.ServerOptions = {
   'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
 };
 
-function bind(server: grpc.Server, host: string, port: number): Promise<number> {
+function bind(
+  server: grpc.Server,
+  host: string,
+  port: number,
+  creds: grpc.ServerCredentials,
+): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) => {
+    server.bindAsync(`${host}:${port}`, creds, (error, bound) => {
       if (error) reject(error);
       else resolve(bound);
     });
@@ -62,6 +84,7 @@ export class TestServer {
   readonly #state: ServerState;
   readonly #service: GrpcService;
   readonly #graceMs: number;
+  readonly #tls: TestServerTls | undefined;
   #port: number;
   #server: grpc.Server | undefined;
   #sockets: Set<Socket> = new Set();
@@ -72,13 +95,21 @@ export class TestServer {
     this.host = options.host ?? '127.0.0.1';
     this.#port = options.port ?? 0;
     this.#graceMs = options.stopGraceMs ?? 2000;
+    this.#tls = options.tls;
     const { maxBatchSize = 64, ...costs } = options.simulatedGpu ?? {};
     this.gpu = new SimulatedGpu(costs);
-    this.#state = new ServerState({
-      name: options.serverName ?? 'infergate-testing',
-      version: options.serverVersion ?? VERSION,
-      extensions: options.extensions ?? ['model_configuration', 'parameters'],
-    });
+    this.#state = new ServerState(
+      {
+        name: options.serverName ?? 'infergate-testing',
+        version: options.serverVersion ?? VERSION,
+        extensions: options.extensions ?? TRITON_EXTENSIONS,
+      },
+      options.restricted === undefined
+        ? []
+        : Array.isArray(options.restricted)
+          ? (options.restricted as readonly Restriction[])
+          : [options.restricted as Restriction],
+    );
     this.faults = this.#state.faults;
     const models = [
       ...(options.builtins === false ? [] : builtinModels(this.gpu, maxBatchSize)),
@@ -93,9 +124,52 @@ export class TestServer {
     return this.#port;
   }
 
-  /** `host:port`, as `createTritonClient({ url })` takes it. */
+  /** `host:port`, as `createTritonClient({ url })` takes it (add `tls` options for a TLS server). */
   get url(): string {
     return `${this.host}:${this.#port}`;
+  }
+
+  /** The model repository (RepositoryIndex / Load / Unload) for tests. */
+  get repository(): RepositoryView {
+    const models = this.#state.models;
+    return {
+      index: (readyOnly = false) => models.index(readyOnly),
+      isLoaded: (model) => models.isLoaded(model),
+      load: (model, config) =>
+        models.load(model, { time: Date.now(), files: {}, ...(config ? { config } : {}) }),
+      unload: (model, unloadDependents = false) => models.unload(model, unloadDependents),
+      loads: (model) => models.loads(model),
+    };
+  }
+
+  /** Registered system shared memory regions. */
+  sharedMemoryRegions(): SharedMemoryRegion[] {
+    return this.#state.shm.status();
+  }
+
+  /** What ModelStatistics reports for one model version (the latest when none is given). */
+  modelStatistics(model: string, version?: string): VersionStats {
+    const resolved = version ?? this.#state.models.resolve(model).version;
+    return this.#state.inference.of(model, resolved);
+  }
+
+  /** Responses the model produced (ModelStreamInfer counts each one a decoupled model sent). */
+  responses(model: string): number {
+    return this.#state.stats.snapshot(model).responses;
+  }
+
+  /** Sequences of a sequence-batching model that have started and not ended. */
+  activeSequences(model: string): number {
+    return this.#state.sequences.active(model);
+  }
+
+  /** Current global (or per-model) trace settings, and log settings. */
+  traceSettings(model = ''): TraceSettings {
+    return this.#state.trace.get(model);
+  }
+
+  logSettings(): LogSettings {
+    return this.#state.log.get();
   }
 
   get listening(): boolean {
@@ -113,13 +187,14 @@ export class TestServer {
     const server = new grpc.Server(SERVER_OPTIONS);
     server.addService(this.#service.definition, this.#service.implementation);
     try {
-      this.#port = await bind(server, this.host, this.#port);
+      this.#port = await bind(server, this.host, this.#port, credentials(this.#tls));
     } catch (error) {
       server.forceShutdown();
       throw error;
     }
     this.#server = server;
     this.#sockets = trackSockets(server);
+    exposeRequestEncoding(server);
     this.#stopping = undefined;
   }
 
@@ -153,10 +228,14 @@ export class TestServer {
     return this.#state.stats.snapshot(model).cancellations;
   }
 
-  /** Clears recorded calls, counters and faults. */
+  /** Clears recorded calls, counters, statistics, sequences, trace/log settings and faults. */
   reset(): void {
     this.#state.calls.clear();
     this.#state.stats.reset();
+    this.#state.inference.reset();
+    this.#state.sequences.reset();
+    this.#state.trace.reset();
+    this.#state.log.reset();
     this.#state.faults.reset();
     this.gpu.resetStats();
   }
@@ -178,6 +257,8 @@ export class TestServer {
     const server = this.#server;
     if (server === undefined) return this.#stopping ?? Promise.resolve();
     this.#server = undefined;
+    // A Triton that stops forgets its shared memory registrations.
+    this.#state.shm.unregister();
     const sockets = this.#sockets;
     this.#stopping = new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
@@ -197,6 +278,7 @@ export class TestServer {
     const server = this.#server;
     if (server === undefined) return;
     this.#server = undefined;
+    this.#state.shm.unregister();
     this.#drop(server, this.#sockets, 'the server was killed');
   }
 

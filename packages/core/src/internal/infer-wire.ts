@@ -152,21 +152,39 @@ function contentsToRaw(datatype: DataType, contents: InferTensorContents | undef
   }
 }
 
-export function fromModelInferResponse(message: ModelInferResponse): InferResponse {
+/**
+ * Outputs the request bound to shared memory, by name. Their bytes are in the region, not the
+ * message: Triton still sends an (empty) raw_output_contents entry for each, index-aligned.
+ */
+export function sharedMemoryOutputs(request: InferRequest | undefined): ReadonlyMap<string, Parameters> {
+  const bound = new Map<string, Parameters>();
+  for (const output of request?.outputs ?? []) {
+    if (output.sharedMemory !== undefined)
+      bound.set(output.name, sharedMemoryParameters(output.sharedMemory));
+  }
+  return bound;
+}
+
+export function fromModelInferResponse(
+  message: ModelInferResponse,
+  bound: ReadonlyMap<string, Parameters> = new Map(),
+): InferResponse {
   const raws = message.rawOutputContents;
-  // Outputs written to shared memory have no entry in raw_output_contents.
-  const inMessage = message.outputs.filter(
-    (output) => output.parameters.shared_memory_region === undefined,
-  ).length;
-  if (raws.length > 0 && raws.length !== inMessage) {
+  const isBound = (output: { name: string; parameters: Record<string, unknown> }) =>
+    bound.has(output.name) || output.parameters.shared_memory_region !== undefined;
+  // Triton sends one raw entry per output (empty for shared-memory ones); accept servers that leave
+  // the shared-memory ones out, too.
+  const inMessage = message.outputs.filter((output) => !isBound(output)).length;
+  const aligned = raws.length === message.outputs.length;
+  if (raws.length > 0 && !aligned && raws.length !== inMessage) {
     throw new InfergateError(
       ErrorCode.DataLoss,
-      `the server sent ${raws.length} raw output buffers for ${inMessage} outputs`,
+      `the server sent ${raws.length} raw output buffers for ${message.outputs.length} outputs`,
       { model: message.modelName },
     );
   }
   let rawIndex = 0;
-  const outputs: EncodedTensor[] = message.outputs.map((output) => {
+  const outputs: EncodedTensor[] = message.outputs.map((output, index) => {
     const what = `output '${output.name}'`;
     if (!isDataType(output.datatype)) {
       throw new InfergateError(
@@ -174,11 +192,13 @@ export function fromModelInferResponse(message: ModelInferResponse): InferRespon
         `${what}: the server sent unknown datatype '${output.datatype}'`,
       );
     }
-    const inSharedMemory = output.parameters.shared_memory_region !== undefined;
+    const inSharedMemory = isBound(output);
     let raw: Uint8Array;
-    if (inSharedMemory) raw = new Uint8Array(0);
+    if (aligned) raw = raws[index] as Uint8Array;
+    else if (inSharedMemory) raw = new Uint8Array(0);
     else if (raws.length > 0) raw = raws[rawIndex++] ?? new Uint8Array(0);
     else raw = contentsToRaw(output.datatype, output.contents);
+    if (inSharedMemory) raw = new Uint8Array(0);
     const shape = shapeToNumbers(output.shape, what);
     const size = elementSize(output.datatype);
     // Outputs bound to shared memory carry no bytes here; everything else must match its shape.
@@ -189,14 +209,13 @@ export function fromModelInferResponse(message: ModelInferResponse): InferRespon
         { model: message.modelName },
       );
     }
+    const parameters = { ...fromParameterMap(output.parameters), ...bound.get(output.name) };
     return {
       name: output.name,
       datatype: output.datatype,
       shape,
       raw,
-      ...(Object.keys(output.parameters).length > 0
-        ? { parameters: fromParameterMap(output.parameters) }
-        : {}),
+      ...(Object.keys(parameters).length > 0 ? { parameters } : {}),
     };
   });
   return {

@@ -4,6 +4,7 @@ export {
   GRPCInferenceService,
   type InferParameter,
   InferParameterSchema,
+  type LogSettingsRequest_SettingValue,
   type ModelConfig,
   ModelConfigSchema,
   type ModelInferRequest,
@@ -12,4 +13,7 @@ export {
   type ModelInferResponse_InferOutputTensor,
   ModelInferResponseSchema,
   ModelMetadataResponseSchema,
+  type ModelRepositoryParameter,
+  type ModelStreamInferResponse,
+  ModelStreamInferResponseSchema,
 } from '@infergate/core/proto';

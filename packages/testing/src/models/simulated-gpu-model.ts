@@ -12,9 +12,10 @@ export function simulatedGpuModel(gpu: SimulatedGpu, maxBatchSize: number): Mode
     maxBatchSize,
     inputs: [{ name: 'INPUT0', datatype: 'FP32', dims: [-1] }],
     outputs: [{ name: 'OUTPUT0', datatype: 'FP32', dims: [-1] }],
-    async execute(request, { signal }) {
+    async execute(request, { signal, computeStarted }) {
       const input = request.input('INPUT0');
-      await gpu.run(request.batchSize, signal);
+      // Waiting for the slot is ModelStatistics' queue time; holding it is compute_infer.
+      await gpu.run(request.batchSize, signal, computeStarted);
       const values = input.data as Float32Array;
       const doubled = new Float32Array(values.length);
       for (let i = 0; i < values.length; i++) doubled[i] = (values[i] as number) * 2;

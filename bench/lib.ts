@@ -1,0 +1,91 @@
+// Shared helpers for benchmark suites: machine facts, percentiles, and the result file format of
+// ../shared/BENCHMARKS.md (a ratio between arms measured side by side, absolute figures for context).
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, release, type } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+export const ROOT = join(BENCH_DIR, '..');
+
+export interface BenchCase {
+  name: string;
+  arm: string;
+  load: string;
+  itemsPerSec?: number;
+  p50Ms?: number;
+  p99Ms?: number;
+  extra?: Record<string, unknown>;
+}
+
+export interface BenchResult {
+  suite: string;
+  date: string;
+  machine: { cpus: number; model: string; node: string; os: string };
+  versions: Record<string, string>;
+  cases: BenchCase[];
+  ratios: Record<string, number>;
+  targets: Record<string, string>;
+  command: string;
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index] as number;
+}
+
+export function median(values: readonly number[]): number {
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
+}
+
+export function packageVersion(name: string): string {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'packages', name, 'package.json'), 'utf8'));
+  return manifest.version;
+}
+
+export function machine(): BenchResult['machine'] {
+  const cpuList = cpus();
+  return {
+    cpus: cpuList.length,
+    model: cpuList[0]?.model ?? 'unknown',
+    node: process.version,
+    os: `${type()} ${release()}`,
+  };
+}
+
+export function round(value: number, digits = 3): number {
+  const scale = 10 ** digits;
+  return Math.round(value * scale) / scale;
+}
+
+/** Writes bench/results/<suite>.json and prints the cases and named ratios. */
+export function report(result: Omit<BenchResult, 'date' | 'machine'>): BenchResult {
+  const full: BenchResult = { ...result, date: new Date().toISOString(), machine: machine() };
+  mkdirSync(join(BENCH_DIR, 'results'), { recursive: true });
+  writeFileSync(join(BENCH_DIR, 'results', `${result.suite}.json`), `${JSON.stringify(full, null, 2)}\n`);
+  console.log(`\n${result.suite}: ${full.machine.cpus} × ${full.machine.model}, Node ${full.machine.node}`);
+  console.table(
+    full.cases.map((entry) => ({
+      case: entry.name,
+      'items/s': entry.itemsPerSec === undefined ? '' : round(entry.itemsPerSec, 1),
+      'p50 ms': entry.p50Ms === undefined ? '' : round(entry.p50Ms, 3),
+      'p99 ms': entry.p99Ms === undefined ? '' : round(entry.p99Ms, 3),
+    })),
+  );
+  for (const [key, value] of Object.entries(full.ratios)) {
+    const target = full.targets[key] ?? 'report';
+    console.log(`  ${key.padEnd(34)} ${String(round(value, 3)).padStart(10)}   target ${target}`);
+  }
+  console.log(`  written to bench/results/${result.suite}.json`);
+  return full;
+}
+
+/** Reads `--name value` from the command line. */
+export function flag(name: string): string | undefined {
+  const index = process.argv.indexOf(`--${name}`);
+  return index === -1 ? undefined : process.argv[index + 1];
+}
