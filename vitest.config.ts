@@ -3,9 +3,8 @@ import { defineConfig } from 'vitest/config';
 const source = (path: string) => new URL(path, import.meta.url).pathname;
 // Tests run the workspace packages from source.
 const alias = [
-  { find: /^@infergate\/core$/, replacement: source('./packages/core/src/index.ts') },
   { find: /^@infergate\/core\/proto$/, replacement: source('./packages/core/src/proto.ts') },
-  { find: /^@infergate\/testing$/, replacement: source('./packages/testing/src/index.ts') },
+  { find: /^@infergate\/([a-z-]+)$/, replacement: source('./packages/$1/src/index.ts') },
 ];
 
 export default defineConfig({

@@ -1,0 +1,2 @@
+// @infergate/batcher: see README.md. Public exports are listed here explicitly.
+export {};

@@ -1,0 +1,2 @@
+// @infergate/cost: see README.md. Public exports are listed here explicitly.
+export {};

@@ -1,0 +1,2 @@
+// @infergate/express: see README.md. Public exports are listed here explicitly.
+export {};

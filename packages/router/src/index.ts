@@ -1,0 +1,2 @@
+// @infergate/router: see README.md. Public exports are listed here explicitly.
+export {};
