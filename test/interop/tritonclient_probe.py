@@ -15,14 +15,19 @@ Job:
      "data_b64": "<base64 of raw little-endian bytes>"}          # non-BYTES
     {"name": "INPUT0", "datatype": "BYTES", "shape": [2],
      "data": ["utf-8 text", ...]}   # or "data_b64_list": ["<base64 of each element>", ...]
+    {"name": "INPUT0", "datatype": "FP16", "shape": [2],
+     "values": [1.5, "NaN"]}        # non-BYTES alternative to data_b64: numpy converts the values
+                                    # (strings: "NaN"/"Infinity"/big ints, parsed by Python)
   ],
-  "outputs": ["OUTPUT0"],           # optional requested output names
+  "outputs": ["OUTPUT0"],           # optional requested outputs: names, or {"name", "class_count"}
   "request_id": "", "sequence_id": 0, "sequence_start": false, "sequence_end": false,
   "priority": 0, "timeout": null,   # timeout = Triton's server-side timeout parameter (microseconds)
   "parameters": {},                 # custom request parameters (str/bool/int/float)
   "headers": {},                    # gRPC metadata, e.g. {"triton-access-token": "..."}
   "client_timeout": null            # gRPC deadline in seconds
 }
+
+A JSON *array* of jobs on stdin gives a JSON array of outputs (one process, many jobs).
 
 Output:
 {
@@ -66,6 +71,12 @@ def _make_input(spec: dict) -> grpcclient.InferInput:
         else:
             items = [s.encode("utf-8") for s in spec.get("data", [])]
         array = np.array(items, dtype=np.object_).reshape(shape)
+    elif "values" in spec:
+        np_dtype = np.dtype(triton_to_np_dtype(datatype))
+        kind = "f" if datatype in ("FP16", "BF16", "FP32", "FP64") else np_dtype.kind
+        parse = {"f": float, "i": int, "u": int}.get(kind, lambda v: v)
+        values = [parse(v) if isinstance(v, str) else v for v in spec["values"]]
+        array = np.array(values, dtype=np_dtype).reshape(shape)
     else:
         raw = base64.b64decode(spec.get("data_b64", ""))
         array = np.frombuffer(raw, dtype=np.dtype(triton_to_np_dtype(datatype)).newbyteorder("<")).reshape(shape)
@@ -75,7 +86,12 @@ def _make_input(spec: dict) -> grpcclient.InferInput:
 
 def run(job: dict) -> dict:
     inputs = [_make_input(spec) for spec in job.get("inputs", [])]
-    outputs = [grpcclient.InferRequestedOutput(n) for n in job.get("outputs", [])] or None
+    outputs = [
+        grpcclient.InferRequestedOutput(o)
+        if isinstance(o, str)
+        else grpcclient.InferRequestedOutput(o["name"], class_count=int(o.get("class_count", 0)))
+        for o in job.get("outputs", [])
+    ] or None
     kwargs = dict(
         model_name=job["model_name"],
         inputs=inputs,
@@ -141,12 +157,14 @@ def run(job: dict) -> dict:
 def main() -> int:
     try:
         job = json.load(sys.stdin)
-        if not isinstance(job, dict) or "model_name" not in job:
-            raise ValueError("job must be an object with model_name")
+        jobs = job if isinstance(job, list) else [job]
+        if not all(isinstance(j, dict) and "model_name" in j for j in jobs):
+            raise ValueError("job must be an object with model_name (or an array of them)")
     except Exception as e:  # malformed job
         print(json.dumps({"error": {"message": f"bad job: {e}", "status": "BAD_JOB"}}))
         return 2
-    json.dump(run(job), sys.stdout)
+    results = [run(j) for j in jobs]
+    json.dump(results if isinstance(job, list) else results[0], sys.stdout)
     sys.stdout.write("\n")
     return 0
 

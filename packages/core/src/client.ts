@@ -170,7 +170,12 @@ export class TritonClient {
   /** The model's full configuration (Triton's `inference.ModelConfig`). */
   async modelConfig(model: string, options: ModelOptions = {}): Promise<ModelConfig> {
     const request = create(service.modelConfig.input, { name: model, version: options.version ?? '' });
-    const response = await this.grpc.unary(service.modelConfig, request, options, { model });
+    const response = await withExtension(
+      Extension.ModelConfiguration,
+      'modelConfig()',
+      this.grpc.address,
+      () => this.grpc.unary(service.modelConfig, request, options, { model }),
+    );
     if (response.config === undefined) {
       throw new InfergateError(ErrorCode.DataLoss, `the server sent no config for model '${model}'`, {
         model,

@@ -61,6 +61,22 @@ describe('fromGrpcStatus', () => {
     expect(error.message).toContain("model 'm'");
   });
 
+  it("maps Triton's restricted-API, server-timeout and size-limit answers", () => {
+    const restricted = fromGrpcStatus({
+      code: 14,
+      details: "This protocol is restricted, expecting header 'triton-grpc-protocol-triton-access-token'",
+    });
+    expect(restricted.code).toBe('PERMISSION_DENIED');
+    expect(restricted.retryable).toBe(false);
+    expect(fromGrpcStatus({ code: 14, details: 'Request timeout expired' }).code).toBe('DEADLINE_EXCEEDED');
+    const tooLarge = fromGrpcStatus({
+      code: 8,
+      details: 'Received message larger than max (5000000 vs. 4194304)',
+    });
+    expect(tooLarge.code).toBe('INVALID_ARGUMENT');
+    expect(tooLarge.retryable).toBe(false);
+  });
+
   it('recognises Node network errors in text and causes', () => {
     expect(networkErrorCode('No connection established. Last error: connect ECONNREFUSED 127.0.0.1:1')).toBe(
       'UNAVAILABLE',

@@ -36,6 +36,10 @@ export function unsupportedExtension(
  * Runs an extension's RPC; if the server answers UNIMPLEMENTED (a KServe v2 server without the
  * extension, such as MLServer for Triton-only calls), the error names the missing extension.
  */
+/** How servers say "I have no such method" (grpc-js, MLServer, Triton builds without a feature). */
+const MISSING_METHOD =
+  /not implement|method not found|unimplemented method|does not support the '[^']+' extension/i;
+
 export async function withExtension<T>(
   extension: string,
   operation: string,
@@ -45,7 +49,13 @@ export async function withExtension<T>(
   try {
     return await call();
   } catch (error) {
-    if (error instanceof InfergateError && error.code === ErrorCode.Unimplemented) {
+    // Only a missing method means a missing extension; Triton also answers UNIMPLEMENTED for
+    // requests it refuses (e.g. setting trace_file over the network), whose text must survive.
+    if (
+      error instanceof InfergateError &&
+      error.code === ErrorCode.Unimplemented &&
+      MISSING_METHOD.test(error.rawMessage)
+    ) {
       throw unsupportedExtension(extension, operation, endpoint, error);
     }
     throw error;

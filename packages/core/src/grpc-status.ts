@@ -32,14 +32,23 @@ export interface GrpcStatusLike {
 const QUEUE_FULL_PATTERN = /exceeds maximum queue size/i;
 /** Triton's answer when a request outlived its server-side `timeout` parameter in the queue. */
 const SERVER_TIMEOUT_PATTERN = /request timeout expired/i;
+/** Triton's answer to a restricted API called without (or with a wrong) access header. */
+const RESTRICTED_PATTERN = /this protocol is restricted/i;
+/** A message over the peer's size limit: sending it again cannot help. */
+const TOO_LARGE_PATTERN = /message larger than max/i;
 
 export function fromGrpcStatus(error: GrpcStatusLike, context: InfergateErrorOptions = {}): InfergateError {
   const status = typeof error.code === 'number' ? error.code : 2;
   const details = error.details || error.message || 'no details';
   let code = byStatus[status] ?? ErrorCode.Unknown;
   if (code === ErrorCode.Unavailable && QUEUE_FULL_PATTERN.test(details)) code = ErrorCode.QueueFull;
-  else if (code === ErrorCode.Unavailable && SERVER_TIMEOUT_PATTERN.test(details))
+  else if (code === ErrorCode.Unavailable && SERVER_TIMEOUT_PATTERN.test(details)) {
     code = ErrorCode.DeadlineExceeded;
+  } else if (code === ErrorCode.Unavailable && RESTRICTED_PATTERN.test(details)) {
+    code = ErrorCode.PermissionDenied;
+  } else if (code === ErrorCode.ResourceExhausted && TOO_LARGE_PATTERN.test(details)) {
+    code = ErrorCode.InvalidArgument;
+  }
   if (code === ErrorCode.Unavailable || code === ErrorCode.Unknown || code === ErrorCode.Internal) {
     // grpc-js reports connection failures as UNAVAILABLE with the socket error in the text.
     const network = networkErrorCode(details);

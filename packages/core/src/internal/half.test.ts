@@ -42,3 +42,14 @@ describe('BF16', () => {
     expect(Number.isNaN(bf16BitsToFloat(floatToBf16Bits(Number.NaN)))).toBe(true);
   });
 });
+
+describe('FP16 from doubles', () => {
+  it('rounds from the double itself, not through float32 (as numpy does)', () => {
+    // float32 rounds this to exactly 1 + 2^-11 (a tie), but the double is above the tie.
+    expect(floatToHalfBits(1 + 2 ** -11 + 2 ** -30)).toBe(0x3c01);
+    expect(floatToHalfBits(1 + 2 ** -11 - 2 ** -40)).toBe(0x3c00);
+    expect(floatToHalfBits(-(1 + 2 ** -11 + 2 ** -30))).toBe(0xbc01);
+    // subnormal tie broken by the double's tail
+    expect(floatToHalfBits(2 ** -25 + 2 ** -60)).toBe(0x0001);
+  });
+});

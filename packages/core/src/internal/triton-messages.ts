@@ -8,7 +8,10 @@ const patterns: ReadonlyArray<readonly [RegExp, ErrorCode]> = [
   [/exceeds maximum queue size/i, ErrorCode.QueueFull],
   [/request timeout expired/i, ErrorCode.DeadlineExceeded],
   [/(unknown model|is not found|not ready|no version)/i, ErrorCode.NotFound],
-  [/(unexpected|expected|invalid|mismatch|must|not supported|unable to parse)/i, ErrorCode.InvalidArgument],
+  [
+    /(unexpected|\bexpect(ed|ing)\b|invalid argument|mismatch|must specify|not supported|unable to parse)/i,
+    ErrorCode.InvalidArgument,
+  ],
   [/cancel/i, ErrorCode.Cancelled],
 ];
 
