@@ -218,11 +218,14 @@ export class TritonClient {
 
   /**
    * A sequence of a stateful model: the id is allocated, START and END are set, and every request
-   * goes to one endpoint (with several urls, a channel pinned to one of them).
+   * goes to one endpoint (with several urls, a channel pinned to one of them; through a custom
+   * transport such as a router, which pins by the `sequence_id` parameter).
    */
   async sequence(model: string, options: SequenceOptions = {}): Promise<Sequence> {
     await this.requireExtension(Extension.Sequence, 'sequence()');
     const id = options.id ?? newSequenceId();
+    // A custom transport (a router) pins sequences itself, by the sequence_id parameter.
+    if (this.transport !== this.grpc) return new Sequence(model, this.transport, async () => {}, { id });
     const { endpoints } = this.grpc;
     if (endpoints.length === 1) return new Sequence(model, this.grpc, async () => {}, { id });
     const key = typeof id === 'string' ? hash(id) : Number(BigInt.asUintN(32, BigInt(id)));

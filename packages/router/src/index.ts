@@ -1,2 +1,37 @@
 // @infergate/router: see README.md. Public exports are listed here explicitly.
-export {};
+export type { ScopedSignal } from './attempt-signal.js';
+export { scopedSignal } from './attempt-signal.js';
+export { fullJitterDelay } from './backoff.js';
+export type { BreakerInit, BreakerPermit, BreakerStateChange, ProbeFunction } from './breaker.js';
+export { Breaker } from './breaker.js';
+export type { BreakerSnapshot, BreakerState, BreakerStateKind, OpenTimeOptions } from './breaker-state.js';
+export { openTimeMs } from './breaker-state.js';
+export { readinessProbe } from './build-targets.js';
+export type { ChatStreamPartial } from './chat-router.js';
+export { ChatRouter, createChatRouter } from './chat-router.js';
+export type { ErrorClass } from './classify.js';
+export { classifyError, toInfergateError } from './classify.js';
+export type {
+  BreakerOptions,
+  ChatRouterConfig,
+  ChatTargetConfig,
+  ResolvedBreakerOptions,
+  RouteNode,
+  RouterConfig,
+  TritonTargetConfig,
+} from './config.js';
+export { breakerOptionsSchema, chatRouterConfigSchema, routerConfigSchema } from './config.js';
+export type { RouterControls } from './infer-router.js';
+export { createRouter, InferRouter } from './infer-router.js';
+export type { RetryBudgetOptions } from './retry-budget.js';
+export { RetryBudget } from './retry-budget.js';
+export { planRoute } from './route-plan.js';
+export type {
+  AttemptEvent,
+  AttemptOutcome,
+  BreakerStateEvent,
+  FallbackEvent,
+  RouterEventMap,
+} from './router-events.js';
+export { RouterEvents } from './router-events.js';
+export { VERSION } from './version.js';

@@ -1,0 +1,324 @@
+import { EventEmitter } from 'node:events';
+import { ErrorCode, InfergateError, parseOptions } from '@infergate/core';
+import CircuitBreaker from 'opossum';
+import { scopedSignal } from './attempt-signal.js';
+import {
+  type BreakerSnapshot,
+  type BreakerState,
+  breakerSnapshotSchema,
+  CLOSED,
+  openTimeMs,
+} from './breaker-state.js';
+import type { ResolvedBreakerOptions } from './config.js';
+
+/** Answers whether an open target is ready again (Triton ServerReady / ModelReady). */
+export type ProbeFunction = (signal: AbortSignal) => Promise<boolean>;
+
+export interface BreakerInit {
+  name: string;
+  options: ResolvedBreakerOptions;
+  /** A saved `toJSON()`; an open state whose time is up restores as half-open. */
+  initialState?: BreakerSnapshot | undefined;
+  /** Polled while open; `true` moves the breaker to half-open early. */
+  probe?: ProbeFunction | undefined;
+  /** @default Math.random */
+  random?: (() => number) | undefined;
+}
+
+export interface BreakerStateChange {
+  name: string;
+  from: BreakerState;
+  to: BreakerState;
+}
+
+/** One admitted call. Report exactly one outcome; later reports are ignored. */
+export interface BreakerPermit {
+  /** True for a half-open probe (or a forced call while open). */
+  readonly probe: boolean;
+  success(): Promise<void>;
+  /** Counts a failure: may trip the breaker (or re-open it, when a probe). */
+  failure(): Promise<void>;
+  /** Neither: backpressure, a rejected request, a caller's cancel. */
+  neutral(): Promise<void>;
+}
+
+const NEVER_MS = 2 ** 31 - 1;
+const done = Promise.resolve();
+
+/**
+ * A circuit breaker for one target. opossum 9 keeps the rolling window and decides when a closed
+ * breaker trips (error percentage over a volume threshold); this class owns everything opossum
+ * does not do the way we need: the open period (growing, capped, jittered — opossum's
+ * `resetTimeout` is fixed), half-open with N probes (opossum allows one), per-call AbortSignals
+ * (opossum's AbortController is shared by every call), state export/restore and active probes.
+ * See docs/decisions/0004-router-breaker.md.
+ */
+export class Breaker {
+  readonly name: string;
+  readonly #options: ResolvedBreakerOptions;
+  readonly #random: () => number;
+  readonly #probe: ProbeFunction | undefined;
+  readonly #events = new EventEmitter();
+  readonly #rotator = new EventEmitter();
+  readonly #opossum: CircuitBreaker<[Promise<void>], void>;
+  readonly #rotateTimer: ReturnType<typeof setInterval>;
+  #state: BreakerState = CLOSED;
+  #lastFailureAt: number | undefined;
+  #probesInFlight = 0;
+  #probeSuccesses = 0;
+  #halfOpenTimer: ReturnType<typeof setTimeout> | undefined;
+  #probeTimer: ReturnType<typeof setInterval> | undefined;
+  #probing = false;
+
+  constructor(init: BreakerInit) {
+    this.name = init.name;
+    this.#options = init.options;
+    this.#random = init.random ?? Math.random;
+    this.#probe = init.probe;
+    const restored =
+      init.initialState === undefined
+        ? undefined
+        : parseOptions(breakerSnapshotSchema, init.initialState, `breaker state of '${init.name}'`);
+    const startsClosed = restored === undefined || restored.state.kind === 'closed';
+    this.#opossum = new CircuitBreaker((outcome: Promise<void>) => outcome, {
+      name: init.name,
+      timeout: false, // per-attempt timeouts are ours, on a child signal of each call
+      resetTimeout: NEVER_MS, // the open period is ours (it grows); opossum never half-opens itself
+      errorThresholdPercentage: init.options.errorThresholdPercentage,
+      volumeThreshold: init.options.volumeThreshold,
+      rollingCountTimeout: init.options.rollingWindowMs,
+      rollingCountBuckets: init.options.rollingBuckets,
+      rollingPercentilesEnabled: false,
+      enableSnapshots: false,
+      rotateBucketController: this.#rotator,
+      ...(startsClosed ? {} : { state: { closed: false, halfOpen: false, lastTimerAt: Date.now() } }),
+    });
+    this.#rotateTimer = setInterval(
+      () => this.#rotator.emit('rotate'),
+      Math.max(1, Math.floor(init.options.rollingWindowMs / init.options.rollingBuckets)),
+    );
+    this.#rotateTimer.unref?.();
+    this.#opossum.on('open', () => this.#tripFromClosed());
+    if (restored !== undefined) {
+      this.#lastFailureAt = restored.lastFailureAt;
+      const state = restored.state as BreakerState;
+      if (state.kind === 'open') {
+        if (state.halfOpenAt <= Date.now())
+          this.#state = { kind: 'half-open', trips: state.trips, since: Date.now() };
+        else this.#enterOpen(state);
+      } else this.#state = state;
+    }
+  }
+
+  get state(): BreakerState {
+    if (this.#state.kind === 'open' && this.#state.halfOpenAt <= Date.now()) this.#toHalfOpen();
+    return this.#state;
+  }
+
+  /** When the last counted failure happened (epoch ms). */
+  get lastFailureAt(): number | undefined {
+    return this.#lastFailureAt;
+  }
+
+  /** Milliseconds until an open breaker half-opens (0 unless open). */
+  get retryAfterMs(): number {
+    const state = this.state;
+    return state.kind === 'open' ? Math.max(0, state.halfOpenAt - Date.now()) : 0;
+  }
+
+  on(event: 'state-change', listener: (change: BreakerStateChange) => void): this {
+    this.#events.on(event, listener);
+    return this;
+  }
+
+  off(event: 'state-change', listener: (change: BreakerStateChange) => void): this {
+    this.#events.off(event, listener);
+    return this;
+  }
+
+  /** Admits a call, or returns undefined when open (or half-open with every probe slot taken). */
+  acquire(): BreakerPermit | undefined {
+    const state = this.state;
+    if (state.kind === 'closed') return this.#closedPermit();
+    if (state.kind === 'half-open' && this.#probesInFlight < this.#options.halfOpenMaxProbes)
+      return this.#probePermit();
+    return undefined;
+  }
+
+  /** Admits a call whatever the state (the router's `least-recently-failed` last resort). */
+  forceAcquire(): BreakerPermit {
+    return this.acquire() ?? this.#probePermit();
+  }
+
+  /**
+   * Runs `fn` under the breaker with its own child signal (aborted on `timeoutMs` or when `signal`
+   * aborts; never shared with another call). Every error except a caller's cancel counts as a
+   * failure; the router classifies errors itself and uses `acquire()`.
+   */
+  async execute<T>(
+    fn: (signal: AbortSignal) => Promise<T>,
+    options: { signal?: AbortSignal; timeoutMs?: number } = {},
+  ): Promise<T> {
+    const permit = this.acquire();
+    if (permit === undefined) {
+      throw new InfergateError(ErrorCode.BreakerOpen, `breaker '${this.name}' is open`, {
+        retryAfterMs: this.retryAfterMs,
+      });
+    }
+    const scope = scopedSignal(options.signal, options.timeoutMs, 'the call', true);
+    try {
+      const value = await fn(scope.signal as AbortSignal); // `own` scopes always have a signal
+      await permit.success();
+      return value;
+    } catch (error) {
+      await (options.signal?.aborted ? permit.neutral() : permit.failure());
+      throw scope.timedOut() ? scope.signal?.reason : error;
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  /** The state to save (see `initialState`). */
+  toJSON(): BreakerSnapshot {
+    return { version: 1, state: this.state, lastFailureAt: this.#lastFailureAt };
+  }
+
+  /** Stops timers and opossum's listeners. */
+  dispose(): void {
+    clearInterval(this.#rotateTimer);
+    this.#clearOpenTimers();
+    this.#opossum.shutdown();
+    this.#events.removeAllListeners();
+  }
+
+  #closedPermit(): BreakerPermit {
+    let settle: ((failed: boolean) => void) | undefined;
+    const outcome = new Promise<void>((resolve, reject) => {
+      settle = (failed) => (failed ? reject(new Error('attempt failed')) : resolve());
+    });
+    const accounted = this.#opossum.fire(outcome).then(
+      () => undefined,
+      () => undefined,
+    );
+    let reported = false;
+    const report = (failed: boolean): Promise<void> => {
+      if (reported) return done;
+      reported = true;
+      if (failed) this.#lastFailureAt = Date.now();
+      settle?.(failed);
+      return accounted;
+    };
+    return {
+      probe: false,
+      success: () => report(false),
+      failure: () => report(true),
+      // opossum has no "neutral": it counts as a success there, which only dilutes the error rate.
+      neutral: () => report(false),
+    };
+  }
+
+  #probePermit(): BreakerPermit {
+    this.#probesInFlight += 1;
+    const trips = this.#state.trips;
+    let reported = false;
+    const report = (outcome: 'success' | 'failure' | 'neutral'): Promise<void> => {
+      if (reported) return done;
+      reported = true;
+      this.#probesInFlight -= 1;
+      if (outcome === 'failure') this.#lastFailureAt = Date.now();
+      // Only a probe of the current half-open period decides it.
+      if (this.#state.kind !== 'half-open' || this.#state.trips !== trips) return done;
+      if (outcome === 'failure') this.#reopen();
+      else if (outcome === 'success') {
+        this.#probeSuccesses += 1;
+        if (this.#probeSuccesses >= this.#options.halfOpenSuccesses) this.#close();
+      }
+      return done;
+    };
+    return {
+      probe: true,
+      success: () => report('success'),
+      failure: () => report('failure'),
+      neutral: () => report('neutral'),
+    };
+  }
+
+  #transition(to: BreakerState): void {
+    const from = this.#state;
+    this.#state = to;
+    this.#events.emit('state-change', { name: this.name, from, to } satisfies BreakerStateChange);
+  }
+
+  #tripFromClosed(): void {
+    if (this.#state.kind !== 'closed') return;
+    const now = Date.now();
+    const { closedAt, trips } = this.#state;
+    // Tripping again soon after closing continues the series, so the open time keeps growing.
+    const recent = closedAt !== undefined && now - closedAt < this.#options.rollingWindowMs;
+    this.#enterOpen(this.#openState(recent ? trips + 1 : 1, now));
+  }
+
+  #reopen(): void {
+    this.#enterOpen(this.#openState(this.#state.trips + 1, Date.now()));
+  }
+
+  #openState(trips: number, now: number): BreakerState & { kind: 'open' } {
+    return {
+      kind: 'open',
+      trips,
+      openedAt: now,
+      halfOpenAt: now + openTimeMs(trips, this.#options, this.#random),
+    };
+  }
+
+  #enterOpen(state: BreakerState & { kind: 'open' }): void {
+    this.#clearOpenTimers();
+    this.#opossum.open(); // no-op when opossum already is
+    this.#transition(state);
+    this.#halfOpenTimer = setTimeout(() => this.#toHalfOpen(), Math.max(0, state.halfOpenAt - Date.now()));
+    this.#halfOpenTimer.unref?.();
+    if (this.#probe !== undefined) {
+      this.#probeTimer = setInterval(() => void this.#runProbe(), this.#options.probeIntervalMs);
+      this.#probeTimer.unref?.();
+    }
+  }
+
+  async #runProbe(): Promise<void> {
+    const probe = this.#probe;
+    if (probe === undefined || this.#probing || this.#state.kind !== 'open') return;
+    this.#probing = true;
+    const scope = scopedSignal(undefined, this.#options.probeIntervalMs, 'the readiness probe', true);
+    try {
+      const trips = this.#state.trips;
+      const ready = await probe(scope.signal as AbortSignal);
+      if (ready && this.#state.kind === 'open' && this.#state.trips === trips) this.#toHalfOpen();
+    } catch {
+      // A failed probe only means "not ready yet".
+    } finally {
+      scope.dispose();
+      this.#probing = false;
+    }
+  }
+
+  #toHalfOpen(): void {
+    if (this.#state.kind !== 'open') return;
+    this.#clearOpenTimers();
+    this.#probeSuccesses = 0;
+    this.#transition({ kind: 'half-open', trips: this.#state.trips, since: Date.now() });
+  }
+
+  #close(): void {
+    this.#clearOpenTimers();
+    // Forget the failures that tripped it: opossum keeps its window across close().
+    for (let i = 0; i < this.#options.rollingBuckets; i++) this.#rotator.emit('rotate');
+    this.#opossum.close();
+    this.#transition({ kind: 'closed', trips: this.#state.trips, closedAt: Date.now() });
+  }
+
+  #clearOpenTimers(): void {
+    if (this.#halfOpenTimer !== undefined) clearTimeout(this.#halfOpenTimer);
+    if (this.#probeTimer !== undefined) clearInterval(this.#probeTimer);
+    this.#halfOpenTimer = undefined;
+    this.#probeTimer = undefined;
+  }
+}

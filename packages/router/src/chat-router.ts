@@ -1,0 +1,120 @@
+import { type CallOptions, ErrorCode, InfergateError, parseOptions } from '@infergate/core';
+import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, ChatStreamEvent } from '@infergate/llm';
+import type { Breaker } from './breaker.js';
+import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
+import { createBreaker } from './build-targets.js';
+import { type ChatRouterConfig, chatRouterConfigSchema } from './config.js';
+import type { RouterControls } from './infer-router.js';
+import { RouteEngine, type RouteTarget } from './route-engine.js';
+import { routedStream } from './routed-stream.js';
+import { type RouterEventMap, RouterEvents } from './router-events.js';
+import { RouterTelemetry } from './router-telemetry.js';
+
+interface ChatTarget extends RouteTarget {
+  readonly model: ChatModel;
+  readonly modelName: string | undefined;
+}
+
+function requestFor(target: ChatTarget, request: ChatRequest): ChatRequest {
+  const model = target.modelName ?? target.model.defaultModel;
+  return model === undefined || model === request.model ? request : { ...request, model };
+}
+
+/** What a chat stream had produced when its target failed (in `details.partial`). */
+export interface ChatStreamPartial {
+  text: string;
+  events: readonly ChatStreamEvent[];
+}
+
+/**
+ * A router over chat backends that is itself a ChatModel (`provider` "router"): OpenAI → Anthropic
+ * on 429/5xx, a Triton-hosted LLM → hosted provider, context-length fallback to a larger window.
+ */
+export class ChatRouter implements ChatModel, RouterControls {
+  readonly provider = 'router';
+  /** The largest window among the targets, when every target states one. */
+  readonly contextWindow?: number;
+  readonly events = new RouterEvents();
+  readonly #engine: RouteEngine<ChatTarget>;
+  readonly #telemetry: RouterTelemetry;
+
+  constructor(config: ChatRouterConfig) {
+    const { targets, ...options } = parseOptions(chatRouterConfigSchema, config, 'chat router config');
+    const list: ChatTarget[] = targets.map((target) => ({
+      name: target.name,
+      model: target.model,
+      modelName: target.modelName,
+      breaker: createBreaker(target.name, options, target.breaker),
+      contextWindow: target.contextWindow ?? target.model.contextWindow,
+      coolUntil: 0,
+    }));
+    const windows = list.map((target) => target.contextWindow);
+    if (windows.every((window) => window !== undefined)) this.contextWindow = Math.max(...windows);
+    this.#telemetry = new RouterTelemetry(options.name, () => list.map((target) => target.breaker));
+    for (const target of list) {
+      target.breaker.on('state-change', ({ from, to }) => {
+        this.events.emit('breaker-state', { target: target.name, from, to });
+      });
+    }
+    this.#engine = new RouteEngine(list, options, this.#telemetry, this.events);
+  }
+
+  on<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this {
+    this.events.on(event, listener);
+    return this;
+  }
+
+  off<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this {
+    this.events.off(event, listener);
+    return this;
+  }
+
+  async chat(request: ChatRequest, options: ChatCallOptions = {}): Promise<ChatResponse> {
+    const { value } = await this.#engine.run(options as CallOptions, (target, attemptOptions) =>
+      target.model.chat(requestFor(target, request), attemptOptions),
+    );
+    return value;
+  }
+
+  chatStream(request: ChatRequest, options: ChatCallOptions = {}): AsyncIterable<ChatStreamEvent> {
+    return routedStream(
+      this.#engine,
+      options as CallOptions,
+      (target, attemptOptions) => target.model.chatStream(requestFor(target, request), attemptOptions),
+      (events): ChatStreamPartial => ({
+        text: events.map((event) => (event.type === 'text-delta' ? event.text : '')).join(''),
+        events,
+      }),
+    );
+  }
+
+  breaker(target: string): Breaker {
+    const found = this.#engine.targets.get(target);
+    if (found === undefined) throw new InfergateError(ErrorCode.NotFound, `no target '${target}'`);
+    return found.breaker;
+  }
+
+  breakerStates(): Record<string, BreakerState> {
+    const states: Record<string, BreakerState> = {};
+    for (const [name, target] of this.#engine.targets) states[name] = target.breaker.state;
+    return states;
+  }
+
+  toJSON(): Record<string, BreakerSnapshot> {
+    const saved: Record<string, BreakerSnapshot> = {};
+    for (const [name, target] of this.#engine.targets) saved[name] = target.breaker.toJSON();
+    return saved;
+  }
+
+  /** Stops breaker timers and telemetry (adapters own no connections to close). */
+  close(): void {
+    for (const target of this.#engine.targets.values()) target.breaker.dispose();
+    this.#telemetry.dispose();
+    this.events.removeAll();
+  }
+}
+
+/** Validates `config` (INVALID_ARGUMENT on a bad one) and builds a chat router. */
+export function createChatRouter(config: ChatRouterConfig): ChatRouter {
+  return new ChatRouter(config);
+}

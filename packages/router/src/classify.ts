@@ -1,0 +1,58 @@
+import { ErrorCode, InfergateError, networkErrorCode } from '@infergate/core';
+
+/**
+ * What the router does with a failed attempt. The one place that maps error codes and HTTP
+ * statuses to routing behaviour (see the table in README.md).
+ *
+ * - `failure`: counts against the target's breaker, falls back, may be retried.
+ * - `backpressure`: busy, not broken — falls back and cools the target, never counts a failure.
+ * - `reject`: the request itself is wrong — returned at once, no retry, no fallback, no trip.
+ * - `cancelled`: the caller aborted (or its own deadline passed) — returned at once.
+ * - `context-length`: falls back only to targets with a larger `contextWindow`.
+ */
+export type ErrorClass = 'failure' | 'backpressure' | 'reject' | 'cancelled' | 'context-length';
+
+const rejectCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  ErrorCode.InvalidArgument,
+  ErrorCode.NotFound,
+  ErrorCode.AlreadyExists,
+  ErrorCode.PermissionDenied,
+  ErrorCode.FailedPrecondition,
+  ErrorCode.OutOfRange,
+  ErrorCode.Unimplemented,
+  ErrorCode.Unauthenticated,
+  ErrorCode.BudgetExceeded,
+  ErrorCode.PriceUnknown,
+  ErrorCode.ContentFiltered,
+]);
+
+/** HTTP statuses that say "this request is wrong", whatever code an adapter chose. */
+const rejectStatuses: ReadonlySet<number> = new Set([400, 401, 403, 404, 405, 413, 415, 422]);
+/** HTTP statuses that say "busy": 429 Too Many Requests, 529 Anthropic overloaded. */
+const backpressureStatuses: ReadonlySet<number> = new Set([429, 529]);
+
+/** Anything thrown by a target, as an InfergateError (Node socket errors become UNAVAILABLE). */
+export function toInfergateError(error: unknown): InfergateError {
+  if (error instanceof InfergateError) return error;
+  const network = networkErrorCode(error);
+  if (network !== undefined) {
+    const message = error instanceof Error ? error.message : String(error);
+    return new InfergateError(network, message, { cause: error });
+  }
+  return InfergateError.from(error);
+}
+
+/** Classifies an error a target returned; `callerAborted` wins over everything. */
+export function classifyError(error: InfergateError, callerAborted = false): ErrorClass {
+  if (callerAborted) return 'cancelled';
+  if (error.code === ErrorCode.ContextLengthExceeded) return 'context-length';
+  // A nested router's BREAKER_OPEN means "nothing there right now": skip it without blaming it.
+  if (error.backpressure || error.code === ErrorCode.BreakerOpen) return 'backpressure';
+  const status = error.httpStatus;
+  if (status !== undefined && backpressureStatuses.has(status)) return 'backpressure';
+  if (rejectCodes.has(error.code)) return 'reject';
+  if (status !== undefined && rejectStatuses.has(status)) return 'reject';
+  // UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL, UNKNOWN, DATA_LOSS, ABORTED, CANCELLED not asked for
+  // by the caller (e.g. the server went away mid-call), HTTP 5xx.
+  return 'failure';
+}

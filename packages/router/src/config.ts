@@ -1,0 +1,231 @@
+import type { InferTransport } from '@infergate/core';
+import type { ChatModel } from '@infergate/llm';
+import { z } from 'zod';
+import type { ProbeFunction } from './breaker.js';
+import type { BreakerSnapshot } from './breaker-state.js';
+
+/**
+ * A route: a target name, an ordered fallback chain, or a weighted group of peers. Routes nest, so
+ * a load-balanced group can be one step of a fallback chain.
+ */
+export type RouteNode =
+  | string
+  | { readonly fallback: readonly RouteNode[] }
+  | { readonly group: readonly { readonly route: RouteNode; readonly weight?: number | undefined }[] };
+
+export const routeNodeSchema: z.ZodType<RouteNode> = z.lazy(() =>
+  z.union([
+    z.string().min(1, 'a target name must not be empty'),
+    z.object({ fallback: z.array(routeNodeSchema).min(1, 'a fallback chain needs a step') }).strict(),
+    z
+      .object({
+        group: z
+          .array(
+            z
+              .object({
+                route: routeNodeSchema,
+                /** Share of traffic relative to the other peers. @default 1 */
+                weight: z.number().positive().finite().optional(),
+              })
+              .strict(),
+          )
+          .min(1, 'a group needs a member'),
+      })
+      .strict(),
+  ]),
+);
+
+export const breakerOptionsSchema = z
+  .object({
+    /** A closed breaker trips when failures exceed this share of calls in the window. @default 50 */
+    errorThresholdPercentage: z.number().min(0).max(100).default(50),
+    /** Calls needed in the window before it can trip. @default 5 */
+    volumeThreshold: z.number().int().nonnegative().default(5),
+    /** Length of the rolling window of call outcomes, in ms. @default 10000 */
+    rollingWindowMs: z.number().int().positive().default(10_000),
+    /** Buckets the window is made of. @default 10 */
+    rollingBuckets: z.number().int().positive().default(10),
+    /** Open time after the first trip, in ms. @default 1000 */
+    openMs: z.number().positive().default(1_000),
+    /** Open time cap, in ms. @default 60000 */
+    maxOpenMs: z.number().positive().default(60_000),
+    /** Open time grows by this factor per consecutive trip. @default 2 */
+    openMultiplier: z.number().min(1).default(2),
+    /** Up to this fraction of each open time is taken off at random. @default 0.2 */
+    openJitter: z.number().min(0).max(1).default(0.2),
+    /** Calls let through at once while half-open. @default 1 */
+    halfOpenMaxProbes: z.number().int().positive().default(1),
+    /** Successful probes that close the breaker. @default 1 */
+    halfOpenSuccesses: z.number().int().positive().default(1),
+    /** How often the active probe (if any) runs while open, in ms (also its timeout). @default 1000 */
+    probeIntervalMs: z.number().int().positive().default(1_000),
+  })
+  .strict();
+
+export type BreakerOptions = z.input<typeof breakerOptionsSchema>;
+export type ResolvedBreakerOptions = z.output<typeof breakerOptionsSchema>;
+
+const retrySchema = z
+  .object({
+    /** Extra passes over the route after every candidate failed. @default 2 */
+    maxRetries: z.number().int().nonnegative().default(2),
+    /** Backoff base: pass n waits uniform [0, min(maxDelayMs, baseDelayMs·2^n)). @default 50 */
+    baseDelayMs: z.number().nonnegative().default(50),
+    /** Backoff cap; a Retry-After longer than this is not waited for. @default 2000 */
+    maxDelayMs: z.number().nonnegative().default(2_000),
+    budget: z
+      .object({
+        /** Retries allowed as a share of requests in the window. @default 0.2 */
+        ratio: z.number().min(0).default(0.2),
+        /** Retries always allowed per second. @default 10 */
+        minPerSecond: z.number().min(0).default(10),
+        /** Sliding window, in ms. @default 10000 */
+        windowMs: z.number().int().positive().default(10_000),
+      })
+      .strict()
+      .default({ ratio: 0.2, minPerSecond: 10, windowMs: 10_000 }),
+  })
+  .strict();
+
+const fn = <T>(what: string) =>
+  z.custom<T>((value) => typeof value === 'function', `${what} must be a function`);
+
+/** Options every router takes, whatever its targets. */
+export const routerOptionsShape = {
+  /** The name spans and metrics carry. @default "router" */
+  name: z.string().min(1).default('router'),
+  /** Where calls go. @default a fallback chain over `targets` in the order listed */
+  route: routeNodeSchema.optional(),
+  /** Breaker options for every target (a target's own `breaker` overrides them field by field). */
+  breaker: breakerOptionsSchema.partial().default({}),
+  retry: retrySchema.default({
+    maxRetries: 2,
+    baseDelayMs: 50,
+    maxDelayMs: 2_000,
+    budget: { ratio: 0.2, minPerSecond: 10, windowMs: 10_000 },
+  }),
+  /** Deadline of one attempt, in ms (the call's own `timeoutMs` bounds all attempts). @default none */
+  attemptTimeoutMs: z.number().int().positive().optional(),
+  /** When every breaker is open: fail at once with BREAKER_OPEN, or try the least recently failed target. @default "fail-fast" */
+  whenAllOpen: z.enum(['fail-fast', 'least-recently-failed']).default('fail-fast'),
+  /** How long a target that answered with backpressure and no Retry-After is skipped, in ms. @default 1000 */
+  cooldownMs: z.number().nonnegative().default(1_000),
+  /** Longest cool-down a Retry-After can ask for, in ms. @default 60000 */
+  maxCooldownMs: z.number().nonnegative().default(60_000),
+  /** Saved `breakerStates()` to start from (serverless cold starts). @default none */
+  initialState: z
+    .record(
+      z.string(),
+      z.custom<BreakerSnapshot>((value) => typeof value === 'object'),
+    )
+    .optional(),
+  /** Random source for balancing and jitter (tests). @default Math.random */
+  random: fn<() => number>('random').optional(),
+};
+
+const targetShape = {
+  /** Unique name: used in routes, events, spans and metrics. */
+  name: z.string().min(1),
+  breaker: breakerOptionsSchema.partial().optional(),
+};
+
+const readinessClient = z.custom<{
+  serverReady(options?: { signal?: AbortSignal }): Promise<boolean>;
+  modelReady(model: string, options?: { signal?: AbortSignal }): Promise<boolean>;
+}>(
+  (value) =>
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { serverReady?: unknown }).serverReady === 'function',
+  'probe.client must have serverReady()',
+);
+
+export const tritonTargetSchema = z
+  .object({
+    ...targetShape,
+    /** A GrpcTransport (`createTritonClient(...).grpc`), a batcher or any other InferTransport. */
+    transport: z.custom<InferTransport>(
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        typeof (value as { infer?: unknown }).infer === 'function' &&
+        typeof (value as { stream?: unknown }).stream === 'function',
+      'transport must be an InferTransport (infer and stream)',
+    ),
+    /** Active probe while open: a function, or a TritonClient (ServerReady, or ModelReady of `model`). */
+    probe: z
+      .union([
+        fn<ProbeFunction>('probe'),
+        z.object({ client: readinessClient, model: z.string().min(1).optional() }).strict(),
+      ])
+      .optional(),
+  })
+  .strict();
+
+export const chatTargetSchema = z
+  .object({
+    ...targetShape,
+    /** The ChatModel adapter (OpenAI, Anthropic, OpenAI-compatible, Triton-hosted LLM). */
+    model: z.custom<ChatModel>(
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        typeof (value as { chat?: unknown }).chat === 'function' &&
+        typeof (value as { chatStream?: unknown }).chatStream === 'function',
+      'model must be a ChatModel (chat and chatStream)',
+    ),
+    /** The model name sent to this target. @default the adapter's defaultModel, else the request's */
+    modelName: z.string().min(1).optional(),
+    /** Context window in tokens. @default the adapter's contextWindow */
+    contextWindow: z.number().int().positive().optional(),
+  })
+  .strict();
+
+function routeNames(node: RouteNode, into: string[]): string[] {
+  if (typeof node === 'string') into.push(node);
+  else if ('fallback' in node) for (const step of node.fallback) routeNames(step, into);
+  else for (const member of node.group) routeNames(member.route, into);
+  return into;
+}
+
+/** Checks target names are unique and every route step names a target. */
+export function checkTargets(
+  value: { targets: readonly { name: string }[]; route?: RouteNode | undefined },
+  context: z.RefinementCtx,
+): void {
+  const names = new Set<string>();
+  value.targets.forEach((target, index) => {
+    if (names.has(target.name))
+      context.addIssue({
+        code: 'custom',
+        path: ['targets', index, 'name'],
+        message: `duplicate target '${target.name}'`,
+      });
+    names.add(target.name);
+  });
+  if (value.route === undefined) return;
+  for (const name of routeNames(value.route, [])) {
+    if (!names.has(name))
+      context.addIssue({ code: 'custom', path: ['route'], message: `unknown target '${name}'` });
+  }
+}
+
+export const routerConfigSchema = z
+  .object({ ...routerOptionsShape, targets: z.array(tritonTargetSchema).min(1, 'a router needs a target') })
+  .strict()
+  .superRefine(checkTargets);
+
+export const chatRouterConfigSchema = z
+  .object({ ...routerOptionsShape, targets: z.array(chatTargetSchema).min(1, 'a router needs a target') })
+  .strict()
+  .superRefine(checkTargets);
+
+export type RouterConfig = z.input<typeof routerConfigSchema>;
+export type ResolvedRouterConfig = z.output<typeof routerConfigSchema>;
+export type ChatRouterConfig = z.input<typeof chatRouterConfigSchema>;
+export type ResolvedChatRouterConfig = z.output<typeof chatRouterConfigSchema>;
+export type TritonTargetConfig = z.input<typeof tritonTargetSchema>;
+export type ChatTargetConfig = z.input<typeof chatTargetSchema>;
+
+/** The options the engine reads, common to both routers. */
+export type ResolvedRouterOptions = Omit<ResolvedRouterConfig, 'targets'>;

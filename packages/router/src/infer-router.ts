@@ -1,0 +1,167 @@
+import {
+  type CallOptions,
+  ErrorCode,
+  InfergateError,
+  type InferRequest,
+  type InferResponse,
+  type InferTransport,
+  parseOptions,
+} from '@infergate/core';
+import type { Breaker } from './breaker.js';
+import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
+import { createBreaker, readinessProbe } from './build-targets.js';
+import { classifyError } from './classify.js';
+import { type ResolvedRouterConfig, type RouterConfig, routerConfigSchema } from './config.js';
+import { RouteEngine, type RouteTarget } from './route-engine.js';
+import { routedStream } from './routed-stream.js';
+import { type RouterEventMap, RouterEvents } from './router-events.js';
+import { RouterTelemetry } from './router-telemetry.js';
+import { SequencePins, sequenceOf } from './sequence-pins.js';
+
+interface TritonTarget extends RouteTarget {
+  readonly transport: InferTransport;
+}
+
+/** Shared by both routers: events, breaker states, close. */
+export interface RouterControls {
+  readonly events: RouterEvents;
+  on<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this;
+  off<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this;
+  /** Every target's breaker state, by target name. */
+  breakerStates(): Record<string, BreakerState>;
+  /** Every target's breaker, saved for `initialState` (e.g. in a serverless function's cache). */
+  toJSON(): Record<string, BreakerSnapshot>;
+  /** The breaker of one target (inspection, tests). */
+  breaker(target: string): Breaker;
+}
+
+/**
+ * A router over Triton endpoints that is itself an InferTransport: use it as a TritonClient's
+ * `transport`, or under a batcher. Requests of a stateful sequence stay on the target chosen at START.
+ */
+export class InferRouter implements InferTransport, RouterControls {
+  readonly events = new RouterEvents();
+  readonly #engine: RouteEngine<TritonTarget>;
+  readonly #telemetry: RouterTelemetry;
+  readonly #pins = new SequencePins();
+  readonly #owned: readonly InferTransport[];
+
+  constructor(config: RouterConfig) {
+    const resolved: ResolvedRouterConfig = parseOptions(routerConfigSchema, config, 'router config');
+    const { targets, ...options } = resolved;
+    const list: TritonTarget[] = targets.map((target) => {
+      const probe =
+        target.probe === undefined
+          ? undefined
+          : typeof target.probe === 'function'
+            ? target.probe
+            : readinessProbe(target.probe.client, target.probe.model);
+      return {
+        name: target.name,
+        transport: target.transport,
+        breaker: createBreaker(target.name, options, target.breaker, probe),
+        contextWindow: undefined,
+        coolUntil: 0,
+      };
+    });
+    this.#owned = list.map((target) => target.transport);
+    this.#telemetry = new RouterTelemetry(options.name, () => list.map((target) => target.breaker));
+    for (const target of list) {
+      target.breaker.on('state-change', ({ from, to }) => {
+        this.events.emit('breaker-state', { target: target.name, from, to });
+      });
+    }
+    this.#engine = new RouteEngine(list, options, this.#telemetry, this.events);
+  }
+
+  on<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this {
+    this.events.on(event, listener);
+    return this;
+  }
+
+  off<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this {
+    this.events.off(event, listener);
+    return this;
+  }
+
+  async infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
+    const sequence = sequenceOf(request);
+    const run = (target: TritonTarget, attemptOptions: CallOptions) =>
+      target.transport.infer(request, attemptOptions);
+    if (sequence === undefined) return (await this.#engine.run(options, run)).value;
+    const pinnedName = sequence.start ? undefined : this.#pins.get(sequence.key);
+    if (pinnedName === undefined) {
+      // START (or a sequence this router has not seen): choose a target, fall back if needed, never retry.
+      const { value, handle } = await this.#engine.run(options, run, { retries: false });
+      if (!sequence.end) this.#pins.pin(sequence.key, handle.target.name);
+      return value;
+    }
+    const pinned = this.#engine.targets.get(pinnedName) as TritonTarget;
+    try {
+      const { value } = await this.#engine.run(options, run, { pinned, retries: false });
+      if (sequence.end) this.#pins.release(sequence.key);
+      return value;
+    } catch (thrown) {
+      const error = thrown as InfergateError;
+      const errorClass = options.signal?.aborted ? 'cancelled' : classifyError(error);
+      // Busy or a bad request: the sequence still lives on its target; the caller may send again.
+      if (errorClass === 'backpressure' || errorClass === 'reject') throw error;
+      this.#pins.release(sequence.key);
+      throw new InfergateError(
+        ErrorCode.Aborted,
+        `sequence pinned to '${pinnedName}' broke (${error.code}); restart the sequence — it never moves mid-way`,
+        {
+          cause: error,
+          retryable: false,
+          model: request.model,
+          details: { sequenceTarget: pinnedName, sequenceError: error.code },
+        },
+      );
+    }
+  }
+
+  stream(request: InferRequest, options: CallOptions = {}): AsyncIterable<InferResponse> {
+    return routedStream(
+      this.#engine,
+      options,
+      (target, attemptOptions) => target.transport.stream(request, attemptOptions),
+      (responses) => ({ responses }),
+    );
+  }
+
+  /** Sequences pinned right now. */
+  get pinnedSequences(): number {
+    return this.#pins.size;
+  }
+
+  breaker(target: string): Breaker {
+    const found = this.#engine.targets.get(target);
+    if (found === undefined) throw new InfergateError(ErrorCode.NotFound, `no target '${target}'`);
+    return found.breaker;
+  }
+
+  breakerStates(): Record<string, BreakerState> {
+    const states: Record<string, BreakerState> = {};
+    for (const [name, target] of this.#engine.targets) states[name] = target.breaker.state;
+    return states;
+  }
+
+  toJSON(): Record<string, BreakerSnapshot> {
+    const saved: Record<string, BreakerSnapshot> = {};
+    for (const [name, target] of this.#engine.targets) saved[name] = target.breaker.toJSON();
+    return saved;
+  }
+
+  /** Stops breaker timers and telemetry, and closes every target transport. */
+  async close(): Promise<void> {
+    for (const target of this.#engine.targets.values()) target.breaker.dispose();
+    this.#telemetry.dispose();
+    this.events.removeAll();
+    await Promise.all(this.#owned.map((transport) => transport.close?.()));
+  }
+}
+
+/** Validates `config` (INVALID_ARGUMENT on a bad one) and builds a Triton router. */
+export function createRouter(config: RouterConfig): InferRouter {
+  return new InferRouter(config);
+}

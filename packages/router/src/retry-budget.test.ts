@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { fullJitterDelay } from './backoff.js';
+import { RetryBudget } from './retry-budget.js';
+
+describe('RetryBudget', () => {
+  it('allows retries up to ratio × requests plus the per-second floor over the window', () => {
+    const budget = new RetryBudget({ ratio: 0.2, minPerSecond: 1, windowMs: 1000 });
+    for (let i = 0; i < 100; i++) budget.recordRequest(0);
+    let granted = 0;
+    while (budget.tryRetry(10)) granted++;
+    expect(granted).toBe(21); // 20% of 100, plus 1 per second
+  });
+
+  it('refills as old requests and retries leave the sliding window', () => {
+    const budget = new RetryBudget({ ratio: 0, minPerSecond: 2, windowMs: 1000 });
+    expect([budget.tryRetry(0), budget.tryRetry(0), budget.tryRetry(0)]).toEqual([true, true, false]);
+    expect(budget.tryRetry(1100)).toBe(true);
+  });
+});
+
+describe('fullJitterDelay', () => {
+  it('is uniform below the capped exponential', () => {
+    expect(fullJitterDelay(0, 50, 1000, () => 0.999)).toBeCloseTo(49.95);
+    expect(fullJitterDelay(3, 50, 1000, () => 0.5)).toBe(200);
+    expect(fullJitterDelay(10, 50, 1000, () => 0.5)).toBe(500);
+    expect(fullJitterDelay(2, 50, 1000, () => 0)).toBe(0);
+  });
+});

@@ -1,0 +1,64 @@
+import { EventEmitter } from 'node:events';
+import type { InfergateError } from '@infergate/core';
+import type { BreakerState } from './breaker-state.js';
+import type { ErrorClass } from './classify.js';
+
+export type AttemptOutcome = 'success' | ErrorClass;
+
+export interface AttemptEvent {
+  target: string;
+  /** 1 for the call's first attempt. */
+  attempt: number;
+  outcome: AttemptOutcome;
+  durationMs: number;
+  error?: InfergateError;
+}
+
+export interface FallbackEvent {
+  /** The target that failed or was skipped. */
+  from: string;
+  /** The target tried next. */
+  to: string;
+  reason: ErrorClass;
+  error: InfergateError;
+}
+
+export interface BreakerStateEvent {
+  target: string;
+  from: BreakerState;
+  to: BreakerState;
+}
+
+export interface RouterEventMap {
+  attempt: [AttemptEvent];
+  fallback: [FallbackEvent];
+  'breaker-state': [BreakerStateEvent];
+}
+
+/** The events a router emits; a typed face over Node's EventEmitter. */
+export class RouterEvents {
+  readonly #emitter = new EventEmitter();
+
+  on<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this {
+    this.#emitter.on(event, listener as (...args: unknown[]) => void);
+    return this;
+  }
+
+  off<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this {
+    this.#emitter.off(event, listener as (...args: unknown[]) => void);
+    return this;
+  }
+
+  /** True when someone listens (so the hot path skips building events nobody reads). */
+  listens(event: keyof RouterEventMap): boolean {
+    return this.#emitter.listenerCount(event) > 0;
+  }
+
+  emit<K extends keyof RouterEventMap>(event: K, ...args: RouterEventMap[K]): void {
+    this.#emitter.emit(event, ...args);
+  }
+
+  removeAll(): void {
+    this.#emitter.removeAllListeners();
+  }
+}
