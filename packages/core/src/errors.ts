@@ -150,6 +150,9 @@ export class InfergateError extends Error {
       endpoint: this.endpoint,
       requestId: this.requestId,
       retryAfterMs: this.retryAfterMs,
+      backpressure: this.backpressure,
+      grpcCode: this.grpcCode,
+      httpStatus: this.httpStatus,
     };
   }
 }

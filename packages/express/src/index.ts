@@ -1,2 +1,11 @@
-// @infergate/express: see README.md. Public exports are listed here explicitly.
-export {};
+export type { ChatHandlerOptions } from './chat-handler.js';
+export { chatHandler } from './chat-handler.js';
+export { errorHandler } from './error-handler.js';
+export type { Gateway } from './gateway.js';
+export type { ErrorMappingOptions } from './http-errors.js';
+export { httpStatusOf, sendError } from './http-errors.js';
+export type { ErrorHandler, Handler, HttpRequest, HttpResponse, Next, RequestContext } from './http-types.js';
+export type { KServeHandlerOptions } from './kserve-handler.js';
+export { kserveInferHandler, toKServeResponse } from './kserve-handler.js';
+export type { BudgetContext, InfergateMiddlewareOptions, TenantResolver } from './middleware.js';
+export { contextOf, infergate } from './middleware.js';

@@ -51,7 +51,13 @@ export interface ChatResponse {
 export type ChatStreamEvent =
   | { type: 'text-delta'; text: string }
   | { type: 'usage'; usage: ChatUsage }
-  | { type: 'finish'; finishReason: FinishReason; rawFinishReason: string | undefined; id: string; model: string };
+  | {
+      type: 'finish';
+      finishReason: FinishReason;
+      rawFinishReason: string | undefined;
+      id: string;
+      model: string;
+    };
 
 export interface ChatCallOptions extends CallOptions {
   /** Retries are the router's job; adapters make one attempt. */

@@ -72,7 +72,7 @@ describe('compression', () => {
 });
 
 describe('restricted protocols and extensions', () => {
-  it('answers UNAVAILABLE without the header, like --grpc-restricted-protocol', async () => {
+  it('answers UNAVAILABLE without the header, like --grpc-restricted-protocol (core reports PERMISSION_DENIED)', async () => {
     const server = await startTestServer({
       restricted: { groups: ['inference', 'model-repository'], header: 'infer-key', value: 's3cret' },
     });
@@ -86,12 +86,13 @@ describe('restricted protocols and extensions', () => {
       const denied = await client
         .infer('identity', [{ name: 'INPUT0', datatype: 'FP32', data: [1] }])
         .catch((error: InfergateError) => error);
-      expect((denied as InfergateError).code).toBe('UNAVAILABLE');
+      expect((denied as InfergateError).code).toBe('PERMISSION_DENIED');
+      expect((denied as InfergateError).grpcCode).toBe(14);
       expect((denied as InfergateError).message).toContain(
         "This protocol is restricted, expecting header 'triton-grpc-protocol-infer-key'",
       );
       const index = GRPCInferenceService.method.repositoryIndex;
-      expect(await codeOf(client.grpc.unary(index, create(index.input), {}))).toBe('UNAVAILABLE');
+      expect(await codeOf(client.grpc.unary(index, create(index.input), {}))).toBe('PERMISSION_DENIED');
       expect(await codeOf(allowed.grpc.unary(index, create(index.input), {}))).toBe('OK');
       const ok = await allowed.infer('identity', [{ name: 'INPUT0', datatype: 'FP32', data: [1] }]);
       expect(ok.output('OUTPUT0').toArray()).toEqual([1]);

@@ -3,6 +3,7 @@ import type { SimulatedGpu } from '../simulated-gpu.js';
 import { accumulateModel } from './accumulate.js';
 import { addSubModel } from './add-sub.js';
 import { failModel } from './fail.js';
+import { generateModel } from './generate.js';
 import { identityModel } from './identity.js';
 import { repeatModel } from './repeat.js';
 import { simulatedGpuModel } from './simulated-gpu-model.js';
@@ -16,5 +17,6 @@ export function builtinModels(gpu: SimulatedGpu, gpuMaxBatchSize: number): Model
     failModel(),
     repeatModel(),
     accumulateModel(),
+    generateModel(),
   ];
 }

@@ -1,0 +1,268 @@
+import { randomUUID } from 'node:crypto';
+import { ErrorCode, InfergateError } from '@infergate/core';
+import { type Attribution, type Budget, budgetApplies, lineKey } from './budget.js';
+import {
+  type BudgetStore,
+  type LedgerLine,
+  type LineState,
+  NANO_PER_USD,
+  type ReserveResult,
+  type SpendEntry,
+  toNano,
+  toNanoCeil,
+} from './budget-store.js';
+import { windowAt } from './budget-window.js';
+import type { BudgetLimitEvent } from './cost-events.js';
+
+/** Budget held for one call between `reserve` and `settle`/`release`. */
+export interface Reservation {
+  readonly id: string;
+  readonly estimateUsd: number;
+  readonly attribution: Readonly<Attribution>;
+  readonly provider: string | undefined;
+  readonly createdAt: number;
+  /** After this the ledger no longer holds the amount; settling later still records the spend. */
+  readonly expiresAt: number;
+}
+
+export interface SettleDetails {
+  /** null: the call had no price; nothing is added to budgets, the report counts it as unpriced. */
+  costUsd: number | null;
+  inputTokens?: number | undefined;
+  outputTokens?: number | undefined;
+  /** The model that actually answered, when it differs from the reserved one (reports only). */
+  model?: string | undefined;
+}
+
+interface Applied {
+  budget: Budget;
+  line: LedgerLine;
+  resetAt: number;
+  start: number;
+}
+
+export interface LedgerHooks {
+  softLimit(event: BudgetLimitEvent): void;
+  exceeded(event: BudgetLimitEvent): void;
+  settled(entry: SpendEntry): void;
+}
+
+const processId = randomUUID().slice(0, 8);
+let sequence = 0;
+const finished = new WeakSet<Reservation>();
+
+/** The reservation protocol over a store: reserve → settle | release, with TTL expiry. */
+export class BudgetLedger {
+  readonly #store: BudgetStore;
+  readonly #budgets: readonly Budget[];
+  readonly #clock: () => number;
+  readonly #ttlMs: number;
+  readonly #hooks: LedgerHooks;
+  /** "<line>@<window start>" already reported as past its soft limit by this process. */
+  readonly #softReported = new Set<string>();
+  readonly #lineCache = new Map<Budget, Map<string, Applied>>();
+
+  constructor(options: {
+    store: BudgetStore;
+    budgets: readonly Budget[];
+    clock: () => number;
+    ttlMs: number;
+    hooks: LedgerHooks;
+  }) {
+    this.#store = options.store;
+    this.#budgets = options.budgets;
+    this.#clock = options.clock;
+    this.#ttlMs = options.ttlMs;
+    this.#hooks = options.hooks;
+  }
+
+  get budgets(): readonly Budget[] {
+    return this.#budgets;
+  }
+
+  async reserve(request: {
+    attribution: Attribution;
+    provider?: string | undefined;
+    estimateUsd: number;
+    ttlMs?: number | undefined;
+  }): Promise<Reservation> {
+    if (!(request.estimateUsd >= 0)) throw new RangeError('estimateUsd must be a number ≥ 0');
+    const now = this.#clock();
+    const reservation = this.detached(request, now);
+    const applied = this.#apply(request.attribution, now);
+    if (applied.length === 0) return reservation;
+    const amountNano = toNanoCeil(request.estimateUsd);
+    const pending = this.#store.reserve({
+      id: reservation.id,
+      amountNano,
+      lines: applied.map((item) => item.line),
+      now,
+      expiresAt: reservation.expiresAt,
+    });
+    const result: ReserveResult = pending instanceof Promise ? await pending : pending;
+    if (!result.ok) {
+      const failed = applied[result.failedLine] as Applied;
+      const event = this.#event(failed, result.lines[result.failedLine], request, failed.budget.hardLimitUsd);
+      this.#hooks.exceeded(event);
+      throw new InfergateError(
+        ErrorCode.BudgetExceeded,
+        `budget "${failed.budget.id}" (${failed.line.key}) would pass its limit of $${event.limitUsd}: spent $${event.spentUsd}, reserved $${event.reservedUsd}, this call $${event.estimateUsd}`,
+        {
+          retryable: false,
+          retryAfterMs: Math.max(0, failed.resetAt - now),
+          ...(request.attribution.model === undefined ? {} : { model: request.attribution.model }),
+          details: { ...event },
+        },
+      );
+    }
+    for (let i = 0; i < applied.length; i++) {
+      const item = applied[i] as Applied;
+      const soft = item.budget.softLimitUsd;
+      const state = result.lines[i] as LineState;
+      if (soft === undefined || state.spentNano + state.reservedNano + amountNano <= soft * NANO_PER_USD)
+        continue;
+      const memo = `${item.line.key}@${item.start}`;
+      if (this.#softReported.has(memo)) continue;
+      if (this.#softReported.size > 10_000) this.#softReported.clear();
+      this.#softReported.add(memo);
+      this.#hooks.softLimit(this.#event(item, state, request, soft));
+    }
+    return reservation;
+  }
+
+  /** A reservation that holds nothing: for spend recorded after the fact (never rejected). */
+  detached(
+    request: {
+      attribution: Attribution;
+      provider?: string | undefined;
+      estimateUsd: number;
+      ttlMs?: number | undefined;
+    },
+    now = this.#clock(),
+  ): Reservation {
+    return {
+      id: `${processId}-${++sequence}`,
+      estimateUsd: request.estimateUsd,
+      attribution: request.attribution,
+      provider: request.provider,
+      createdAt: now,
+      expiresAt: now + (request.ttlMs ?? this.#ttlMs),
+    };
+  }
+
+  async settle(reservation: Reservation, details: SettleDetails): Promise<SpendEntry | undefined> {
+    if (finished.has(reservation)) return undefined;
+    finished.add(reservation);
+    const now = this.#clock();
+    const costUsd = details.costUsd === null ? null : Math.max(0, details.costUsd);
+    const entry: SpendEntry = {
+      at: now,
+      tenant: reservation.attribution.tenant,
+      key: reservation.attribution.key,
+      model: details.model ?? reservation.attribution.model,
+      provider: reservation.provider,
+      costUsd,
+      inputTokens: details.inputTokens,
+      outputTokens: details.outputTokens,
+      reservationId: reservation.id,
+    };
+    const pending = this.#store.settle({
+      id: reservation.id,
+      actualNano: costUsd === null ? null : toNano(costUsd),
+      lines: this.#apply(reservation.attribution, now).map((item) => item.line),
+      now,
+      entry,
+    });
+    if (pending instanceof Promise) await pending;
+    this.#hooks.settled(entry);
+    return entry;
+  }
+
+  async release(reservation: Reservation): Promise<void> {
+    if (finished.has(reservation)) return;
+    finished.add(reservation);
+    const pending = this.#store.release(reservation.id, this.#clock());
+    if (pending instanceof Promise) await pending;
+  }
+
+  /** Spent and reserved now on the line a budget keeps for this attribution. */
+  async inspect(budgetId: string, attribution: Attribution) {
+    const budget = this.#budgets.find((candidate) => candidate.id === budgetId);
+    if (!budget) throw new InfergateError(ErrorCode.NotFound, `no budget "${budgetId}"`);
+    const now = this.#clock();
+    const span = windowAt(budget, now);
+    const line = {
+      key: lineKey(budget, attribution),
+      buckets: span.buckets,
+      current: span.current,
+      expireAt: span.expireAt,
+      limitNano: undefined,
+    };
+    const [state] = await this.#store.inspect([line], now);
+    return {
+      budgetId,
+      line: line.key,
+      spentUsd: (state?.spentNano ?? 0) / NANO_PER_USD,
+      reservedUsd: (state?.reservedNano ?? 0) / NANO_PER_USD,
+      hardLimitUsd: budget.hardLimitUsd,
+      softLimitUsd: budget.softLimitUsd,
+      windowStart: span.start,
+      resetAt: span.resetAt,
+    };
+  }
+
+  // Hot path (every call, twice): lines are cached per budget and attribution and rebuilt only
+  // when the window moves on, so a steady stream of calls allocates almost nothing here.
+  #apply(attribution: Attribution, now: number): Applied[] {
+    const applied: Applied[] = [];
+    const id = `${attribution.tenant ?? ''}\u0001${attribution.key ?? ''}\u0001${attribution.model ?? ''}`;
+    for (const budget of this.#budgets) {
+      if (!budgetApplies(budget, attribution)) continue;
+      let cache = this.#lineCache.get(budget);
+      if (!cache) {
+        cache = new Map();
+        this.#lineCache.set(budget, cache);
+      }
+      let item = cache.get(id);
+      if (!item || now < item.line.current || now >= item.resetAt) {
+        const span = windowAt(budget, now);
+        item = {
+          budget,
+          resetAt: span.resetAt,
+          start: span.start,
+          line: {
+            key: item?.line.key ?? lineKey(budget, attribution),
+            buckets: span.buckets,
+            current: span.current,
+            expireAt: span.expireAt,
+            limitNano:
+              budget.hardLimitUsd === undefined ? undefined : Math.floor(budget.hardLimitUsd * NANO_PER_USD),
+          },
+        };
+        if (cache.size >= 10_000) cache.clear();
+        cache.set(id, item);
+      }
+      applied.push(item);
+    }
+    return applied;
+  }
+
+  #event(
+    item: Applied,
+    state: LineState | undefined,
+    request: { attribution: Attribution; estimateUsd: number },
+    limitUsd: number | undefined,
+  ): BudgetLimitEvent {
+    return {
+      budgetId: item.budget.id,
+      line: item.line.key,
+      attribution: request.attribution,
+      limitUsd: limitUsd ?? 0,
+      spentUsd: (state?.spentNano ?? 0) / NANO_PER_USD,
+      reservedUsd: (state?.reservedNano ?? 0) / NANO_PER_USD,
+      estimateUsd: request.estimateUsd,
+      windowStart: item.start,
+      resetAt: item.resetAt,
+    };
+  }
+}

@@ -1,0 +1,129 @@
+import type { CallOptions } from '@infergate/core';
+import type { Attribution } from './budget.js';
+import type { Reservation } from './budget-ledger.js';
+import { attributionOf } from './call-attribution.js';
+import type { CostTracker } from './cost-tracker.js';
+import type { ServiceTier } from './price-schema.js';
+import type { TokenUsage } from './token-cost.js';
+import type { EstimatableRequest } from './token-estimate.js';
+
+/** The shape of @infergate/llm's ChatModel that cost accounting needs (structural: no dependency). */
+export interface CostableChatModel {
+  readonly provider: string;
+  readonly defaultModel?: string;
+  readonly contextWindow?: number;
+  // biome-ignore lint/suspicious/noExplicitAny: method parameters are bivariant on purpose so any ChatModel fits
+  chat(request: any, options?: any): Promise<{ usage: TokenUsage; model: string }>;
+  // biome-ignore lint/suspicious/noExplicitAny: see chat
+  chatStream(request: any, options?: any): AsyncIterable<{ type: string; usage?: TokenUsage }>;
+}
+
+export interface WithCostOptions {
+  /** Who the call is charged to. @default tenant from CallOptions.tenant, key from API_KEY_CONTEXT */
+  attribute?: (request: EstimatableRequest, options: CallOptions | undefined) => Attribution;
+  /** Service tier of the request (batch, priority) for the price modifiers. @default 'standard' */
+  serviceTier?: (request: EstimatableRequest) => ServiceTier;
+}
+
+type Wrapped<M extends CostableChatModel> = Pick<
+  M,
+  'provider' | 'defaultModel' | 'contextWindow' | 'chat' | 'chatStream'
+>;
+
+/**
+ * A ChatModel that reserves the estimated cost before each call (BUDGET_EXCEEDED when a hard
+ * limit would pass), settles with the response's usage after, and releases on error or abort.
+ * Streams settle when the usage event arrives; a stream that ends without one is charged its
+ * estimate; a stream abandoned before usage releases its reservation.
+ */
+export function withCost<M extends CostableChatModel>(
+  model: M,
+  tracker: CostTracker,
+  options: WithCostOptions = {},
+): Wrapped<M> {
+  const attribute =
+    options.attribute ?? ((request, callOptions) => attributionOf(callOptions, request.model));
+
+  async function begin(request: EstimatableRequest, callOptions: CallOptions | undefined) {
+    const named: EstimatableRequest = request.model
+      ? request
+      : { ...request, model: model.defaultModel ?? '' };
+    const serviceTier = options.serviceTier?.(named) ?? 'standard';
+    const estimate = await tracker.estimateChat(named, { provider: model.provider, serviceTier });
+    const attribution = attribute(named, callOptions);
+    const reservation = await tracker.reserve({
+      ...attribution,
+      model: attribution.model ?? named.model,
+      provider: model.provider,
+      estimateUsd: estimate?.usd ?? 0,
+    });
+    return { reservation, serviceTier, model: named.model, estimate };
+  }
+
+  async function settle(
+    reservation: Reservation,
+    usage: TokenUsage,
+    answered: string,
+    serviceTier: ServiceTier,
+  ) {
+    try {
+      await tracker.settleUsage(reservation, usage, { model: answered, serviceTier });
+    } catch (error) {
+      tracker.emit('ledger-error', { operation: 'settle', reservationId: reservation.id, error });
+    }
+  }
+
+  async function release(reservation: Reservation) {
+    try {
+      await tracker.release(reservation);
+    } catch (error) {
+      tracker.emit('ledger-error', { operation: 'release', reservationId: reservation.id, error });
+    }
+  }
+
+  const wrapped = {
+    provider: model.provider,
+    async chat(request: EstimatableRequest, callOptions?: CallOptions) {
+      const call = await begin(request, callOptions);
+      let response: Awaited<ReturnType<M['chat']>>;
+      try {
+        response = (await model.chat(request, callOptions)) as Awaited<ReturnType<M['chat']>>;
+      } catch (error) {
+        await release(call.reservation);
+        throw error;
+      }
+      await settle(call.reservation, response.usage, call.model, call.serviceTier);
+      return response;
+    },
+    async *chatStream(request: EstimatableRequest, callOptions?: CallOptions) {
+      const call = await begin(request, callOptions);
+      let settled = false;
+      let completed = false;
+      try {
+        for await (const event of model.chatStream(request, callOptions)) {
+          if (event.type === 'usage' && event.usage && !settled) {
+            settled = true;
+            await settle(call.reservation, event.usage, call.model, call.serviceTier);
+          }
+          yield event;
+        }
+        completed = true;
+      } finally {
+        if (!settled) {
+          if (completed) {
+            // The provider sent no usage: charge the estimate, an upper bound.
+            await settle(
+              call.reservation,
+              { inputTokens: call.estimate?.inputTokens, outputTokens: call.estimate?.outputTokens },
+              call.model,
+              call.serviceTier,
+            );
+          } else await release(call.reservation);
+        }
+      }
+    },
+  };
+  if (model.defaultModel !== undefined) Object.assign(wrapped, { defaultModel: model.defaultModel });
+  if (model.contextWindow !== undefined) Object.assign(wrapped, { contextWindow: model.contextWindow });
+  return wrapped as unknown as Wrapped<M>;
+}

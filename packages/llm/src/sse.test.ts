@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { parseSse, type SseEvent } from './internal/sse.js';
+
+function body(chunks: string[]): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  return new ReadableStream({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(encoder.encode(chunk));
+      controller.close();
+    },
+  });
+}
+
+async function events(chunks: string[]): Promise<SseEvent[]> {
+  const out: SseEvent[] = [];
+  for await (const event of parseSse(body(chunks))) out.push(event);
+  return out;
+}
+
+describe('parseSse', () => {
+  it('parses named events, comments and multi-line data across chunk borders', async () => {
+    expect(
+      await events([': keep-alive\n\nevent: ping\nda', 'ta: {"a":1}\n\ndata: x\ndata: y\r', '\n\r\n']),
+    ).toEqual([
+      { event: 'ping', data: '{"a":1}' },
+      { event: 'message', data: 'x\ny' },
+    ]);
+  });
+
+  it('keeps multi-byte characters split between chunks', async () => {
+    const bytes = new TextEncoder().encode('data: héllo\n\n');
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bytes.slice(0, 8));
+        controller.enqueue(bytes.slice(8));
+        controller.close();
+      },
+    });
+    const out: SseEvent[] = [];
+    for await (const event of parseSse(stream)) out.push(event);
+    expect(out).toEqual([{ event: 'message', data: 'héllo' }]);
+  });
+
+  it('dispatches a last event that lacks its blank line', async () => {
+    expect(await events(['data: [DONE]'])).toEqual([{ event: 'message', data: '[DONE]' }]);
+  });
+
+  it('cancels the body when the consumer stops early', async () => {
+    let cancelled = false;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        controller.enqueue(new TextEncoder().encode('data: 1\n\n'));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    for await (const _event of parseSse(stream)) break;
+    expect(cancelled).toBe(true);
+  });
+});
