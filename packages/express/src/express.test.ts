@@ -58,8 +58,12 @@ beforeAll(async () => {
   keyed.use(
     infergate({
       gateway: { triton: client },
-      tenant: { apiKeys: { 'key-a': 'team-a' } },
+      tenant: { apiKeys: { 'key-a': 'team-a', 'key-broke': 'team-broke' } },
       budgetExceededStatus: 402,
+      budget: async ({ tenant }) => {
+        if (tenant === 'team-broke')
+          throw new InfergateError('BUDGET_EXCEEDED', 'spent', { retryAfterMs: 1000 });
+      },
     }),
   );
   keyed.get('/whoami', (request, response) => {
@@ -215,7 +219,10 @@ describe('middleware', () => {
     const response = await post('/v2/models/identity/infer', {}, { 'x-tenant-id': 'broke' });
     expect(response.status).toBe(429);
     expect(response.headers.get('retry-after')).toBe('91');
-    expect(((await response.json()) as Json as Json).error.code).toBe('BUDGET_EXCEEDED');
+    expect(((await response.json()) as Json).error.code).toBe('BUDGET_EXCEEDED');
+    const paying = await fetch(`${base}/keyed/whoami`, { headers: { 'x-api-key': 'key-broke' } });
+    expect(paying.status).toBe(402);
+    expect(paying.headers.get('retry-after')).toBe('1');
   });
 
   it('resolves tenants from API keys; an unknown key is 401', async () => {
@@ -260,7 +267,7 @@ describe('chat handler', () => {
     const response = await post('/chat', { ...body, stream: true });
     expect(response.status).toBe(429);
     expect(response.headers.get('retry-after')).toBe('7');
-    expect(((await response.json()) as Json as Json).error.code).toBe('RATE_LIMITED');
+    expect(((await response.json()) as Json).error.code).toBe('RATE_LIMITED');
   });
 
   it('a client leaving mid-stream aborts the provider request', async () => {
