@@ -1,2 +1,12 @@
 // @infergate/batcher: see README.md. Public exports are listed here explicitly.
-export {};
+export type { CloseOptions } from './micro-batcher.js';
+export { createMicroBatcher, MicroBatcher } from './micro-batcher.js';
+export type {
+  GetModelConfig,
+  MicroBatcherOptions,
+  ModelBatchingConfig,
+  ModelConfigSource,
+  ResolvedMicroBatcherOptions,
+} from './options.js';
+export { microBatcherOptionsSchema, resolveMicroBatcherOptions } from './options.js';
+export type { MicroBatcherStats } from './stats.js';

@@ -1,0 +1,114 @@
+import { type EncodedTensor, ErrorCode, InfergateError, type InferResponse } from '@infergate/core';
+
+/**
+ * Concatenates the members' inputs along the batch dimension. Wire bytes are little-endian rows one
+ * after another, and BYTES elements carry their own length prefixes, so for every datatype this is
+ * plain byte concatenation (one copy per input).
+ */
+export function concatInputs(
+  members: readonly (readonly EncodedTensor[])[],
+  totalRows: number,
+): EncodedTensor[] {
+  const first = members[0] as readonly EncodedTensor[];
+  return first.map((template, index) => {
+    let byteLength = 0;
+    for (const inputs of members) byteLength += (inputs[index] as EncodedTensor).raw.byteLength;
+    const raw = new Uint8Array(byteLength);
+    let offset = 0;
+    for (const inputs of members) {
+      const part = (inputs[index] as EncodedTensor).raw;
+      raw.set(part, offset);
+      offset += part.byteLength;
+    }
+    return {
+      name: template.name,
+      datatype: template.datatype,
+      shape: [totalRows, ...template.shape.slice(1)],
+      raw,
+      ...(template.parameters !== undefined ? { parameters: template.parameters } : {}),
+    };
+  });
+}
+
+function elementsPerRow(shape: readonly number[]): number {
+  let count = 1;
+  for (let i = 1; i < shape.length; i++) count *= shape[i] as number;
+  return count;
+}
+
+/** Byte offset where each row starts (and one past the end), for an output of `totalRows` rows. */
+function rowOffsets(output: EncodedTensor, totalRows: number, model: string): Float64Array {
+  const offsets = new Float64Array(totalRows + 1);
+  const { raw } = output;
+  if (output.datatype !== 'BYTES') {
+    const rowBytes = raw.byteLength / totalRows;
+    if (!Number.isInteger(rowBytes)) {
+      throw new InfergateError(
+        ErrorCode.DataLoss,
+        `output '${output.name}' has ${raw.byteLength} bytes, not a whole number of bytes per row for ${totalRows} rows`,
+        { model },
+      );
+    }
+    for (let row = 0; row <= totalRows; row++) offsets[row] = row * rowBytes;
+    return offsets;
+  }
+  const perRow = elementsPerRow(output.shape);
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  const malformed = () =>
+    new InfergateError(
+      ErrorCode.DataLoss,
+      `BYTES output '${output.name}' does not hold ${totalRows} rows of ${perRow} length-prefixed elements`,
+      { model },
+    );
+  let offset = 0;
+  for (let row = 0; row < totalRows; row++) {
+    offsets[row] = offset;
+    for (let element = 0; element < perRow; element++) {
+      if (offset + 4 > raw.byteLength) throw malformed();
+      offset += 4 + view.getUint32(offset, true);
+    }
+    if (offset > raw.byteLength) throw malformed();
+  }
+  if (offset !== raw.byteLength) throw malformed();
+  offsets[totalRows] = offset;
+  return offsets;
+}
+
+/**
+ * Splits a batch response back into one output list per member, by row ranges. Slices are views
+ * (`subarray`) of the response bytes, not copies. Every output must carry the batch dimension first;
+ * one that does not cannot be attributed to callers, so the whole batch fails with INTERNAL.
+ */
+export function splitOutputs(
+  response: InferResponse,
+  memberRows: readonly number[],
+  model: string,
+): EncodedTensor[][] {
+  const totalRows = memberRows.reduce((sum, rows) => sum + rows, 0);
+  const perMember: EncodedTensor[][] = memberRows.map(() => []);
+  for (const output of response.outputs) {
+    if (output.shape.length === 0 || output.shape[0] !== totalRows) {
+      throw new InfergateError(
+        ErrorCode.Internal,
+        `output '${output.name}' of model '${model}' has shape [${output.shape.join(',')}], whose first dimension is not the batch's ${totalRows} rows; the model's outputs cannot be split between batched calls`,
+        { model },
+      );
+    }
+    const offsets = rowOffsets(output, totalRows, model);
+    const rest = output.shape.slice(1);
+    let row = 0;
+    memberRows.forEach((rows, index) => {
+      const start = offsets[row] as number;
+      const end = offsets[row + rows] as number;
+      row += rows;
+      (perMember[index] as EncodedTensor[]).push({
+        name: output.name,
+        datatype: output.datatype,
+        shape: [rows, ...rest],
+        raw: output.raw.subarray(start, end),
+        ...(output.parameters !== undefined ? { parameters: output.parameters } : {}),
+      });
+    });
+  }
+  return perMember;
+}

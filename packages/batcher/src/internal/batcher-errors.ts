@@ -1,0 +1,28 @@
+import { ErrorCode, InfergateError } from '@infergate/core';
+
+/** The errors the batcher raises itself (as opposed to those the transport answers). */
+export const batcherErrors = {
+  closed: () => new InfergateError(ErrorCode.FailedPrecondition, 'the micro-batcher is closed'),
+  closedWhileQueued: (model: string) =>
+    new InfergateError(ErrorCode.Cancelled, 'the batcher was closed before the call was sent', { model }),
+  tooManyRows: (model: string, rows: number, limit: number) =>
+    new InfergateError(
+      ErrorCode.InvalidArgument,
+      `the call has ${rows} rows, more than model '${model}' accepts (max_batch_size ${limit})`,
+      { model },
+    ),
+  queueFull: (model: string, items: number, bytes: number, maxItems: number, maxBytes: number) =>
+    new InfergateError(
+      ErrorCode.QueueFull,
+      `the batcher queue is full (${items} calls, ${bytes} bytes queued; bounds ${maxItems} calls, ${maxBytes} bytes)`,
+      { model },
+    ),
+  deadlinePassed: (model: string, timeoutMs: number) =>
+    new InfergateError(ErrorCode.DeadlineExceeded, `the call's ${timeoutMs} ms deadline passed`, { model }),
+  deadlineTooClose: (model: string, leftMs: number, expectedMs: number) =>
+    new InfergateError(
+      ErrorCode.DeadlineExceeded,
+      `the call's deadline is ${Math.max(0, leftMs).toFixed(1)} ms away, less than a batch takes (~${expectedMs.toFixed(1)} ms)`,
+      { model },
+    ),
+};

@@ -1,0 +1,97 @@
+import type { CallOptions, InfergateError, InferRequest, InferResponse } from '@infergate/core';
+import type { SpanContext } from '@opentelemetry/api';
+import type { FairItem } from './fair-queue.js';
+
+/** The calls of one RPC: aborting it once none of them is still waiting for the answer. */
+export class SendGroup {
+  readonly controller = new AbortController();
+  #live: number;
+
+  constructor(calls: readonly PendingCall[]) {
+    this.#live = calls.length;
+    for (const call of calls) call.group = this;
+  }
+
+  #answered = false;
+
+  /** The RPC is over: members leaving no longer matter to it. */
+  answered(): void {
+    this.#answered = true;
+  }
+
+  /** A member got its answer early (cancelled, timed out); the last one cancels the RPC. */
+  memberLeft(): void {
+    this.#live -= 1;
+    if (this.#live === 0 && !this.#answered) this.controller.abort();
+  }
+}
+
+/** One caller's call, from enqueue until it is settled. */
+export class PendingCall implements FairItem {
+  readonly request: InferRequest;
+  readonly options: CallOptions;
+  readonly tenant: string;
+  readonly rows: number;
+  readonly bytes: number;
+  readonly enqueuedAt: number;
+  /** Absolute time (performance.now()) after which the caller no longer wants an answer. */
+  readonly deadline: number | undefined;
+  /** The caller's active span at enqueue, linked from the batch span. */
+  readonly link: SpanContext | undefined;
+  state: 'queued' | 'sent' | 'done' = 'queued';
+  group: SendGroup | undefined;
+  readonly #resolve: (response: InferResponse) => void;
+  readonly #reject: (error: InfergateError) => void;
+  #detach: (() => void) | undefined;
+
+  constructor(init: {
+    request: InferRequest;
+    options: CallOptions;
+    tenant: string;
+    rows: number;
+    bytes: number;
+    enqueuedAt: number;
+    deadline: number | undefined;
+    link: SpanContext | undefined;
+    resolve: (response: InferResponse) => void;
+    reject: (error: InfergateError) => void;
+  }) {
+    this.request = init.request;
+    this.options = init.options;
+    this.tenant = init.tenant;
+    this.rows = init.rows;
+    this.bytes = init.bytes;
+    this.enqueuedAt = init.enqueuedAt;
+    this.deadline = init.deadline;
+    this.link = init.link;
+    this.#resolve = init.resolve;
+    this.#reject = init.reject;
+  }
+
+  /** Registers what must be undone when the call settles (abort listener, deadline timer). */
+  onSettle(detach: () => void): void {
+    this.#detach = detach;
+  }
+
+  get settled(): boolean {
+    return this.state === 'done';
+  }
+
+  fulfil(response: InferResponse): void {
+    if (this.#finish()) this.#resolve(response);
+  }
+
+  fail(error: InfergateError): void {
+    if (this.#finish()) this.#reject(error);
+  }
+
+  #finish(): boolean {
+    if (this.state === 'done') return false;
+    const wasSent = this.state === 'sent';
+    this.state = 'done';
+    this.#detach?.();
+    this.#detach = undefined;
+    if (wasSent) this.group?.memberLeft();
+    return true;
+  }
+}

@@ -1,0 +1,334 @@
+import {
+  abortError,
+  type CallOptions,
+  ErrorCode,
+  InfergateError,
+  type InferRequest,
+  type InferResponse,
+  type InferTransport,
+} from '@infergate/core';
+import { trace } from '@opentelemetry/api';
+import { sendBatch } from './internal/batch-dispatch.js';
+import { batchableCall } from './internal/batch-key.js';
+import { batcherErrors } from './internal/batcher-errors.js';
+import { type Bucket, Lane } from './internal/lane.js';
+import { type ModelLimit, ModelLimits } from './internal/model-limits.js';
+import { PendingCall } from './internal/pending-call.js';
+import { requestPriority } from './internal/priority.js';
+import { BatcherTelemetry } from './internal/telemetry.js';
+import {
+  type MicroBatcherOptions,
+  type ResolvedMicroBatcherOptions,
+  resolveMicroBatcherOptions,
+} from './options.js';
+import type { MicroBatcherStats } from './stats.js';
+
+export interface CloseOptions {
+  /** Send every queued call (without waiting for the delay) instead of failing it. @default false */
+  drain?: boolean;
+}
+
+const now = () => performance.now();
+
+/**
+ * A client-side micro-batcher that is itself an `InferTransport`: concurrent `infer` calls that can
+ * share a batch are concatenated along the batch dimension, sent as one request to the inner
+ * transport, and the response rows are split back to each caller. `stream` passes through.
+ */
+export class MicroBatcher implements InferTransport {
+  readonly options: ResolvedMicroBatcherOptions;
+  readonly #transport: InferTransport;
+  readonly #limits: ModelLimits;
+  readonly #telemetry: BatcherTelemetry;
+  readonly #lanes = new Map<string, Lane>();
+  readonly #running = new Set<Promise<void>>();
+  readonly #weightOf: (tenant: string) => number;
+  #queuedItems = 0;
+  #queuedBytes = 0;
+  #closed = false;
+  #draining = false;
+  #closing: Promise<void> | undefined;
+
+  constructor(transport: InferTransport, options: MicroBatcherOptions = {}) {
+    this.options = resolveMicroBatcherOptions(options);
+    this.#transport = transport;
+    const { tenants, models, getModelConfig, client } = this.options;
+    this.#limits = new ModelLimits(models, getModelConfig, client);
+    this.#weightOf = (tenant) => tenants[tenant]?.weight ?? 1;
+    this.#telemetry = new BatcherTelemetry(() => ({ items: this.#queuedItems, bytes: this.#queuedBytes }));
+  }
+
+  infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
+    try {
+      if (this.#closed) throw batcherErrors.closed();
+      if (options.signal?.aborted) throw abortError(options.signal, { model: request.model });
+      if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
+        throw new InfergateError(
+          ErrorCode.InvalidArgument,
+          `timeoutMs must be positive, got ${options.timeoutMs}`,
+        );
+      }
+      const priority = requestPriority(request, options, this.options.priorityLevels);
+      const call = batchableCall(request, priority, options.headers);
+      if (call === undefined) return this.#passThrough(request, options);
+      const version = request.modelVersion ?? '';
+      const limit = this.#limits.peek(request.model, version);
+      if (limit !== null) return this.#route(request, options, call, priority, limit);
+      return this.#limits
+        .resolve(request.model, version)
+        .then((resolved) =>
+          resolved === null
+            ? this.#passThrough(request, options)
+            : this.#route(request, options, call, priority, resolved),
+        );
+    } catch (error) {
+      return Promise.reject(this.#rejected(InfergateError.from(error), request.model));
+    }
+  }
+
+  /** Streaming calls are not batched: they go straight to the inner transport. */
+  async *stream(request: InferRequest, options: CallOptions = {}): AsyncIterable<InferResponse> {
+    if (this.#closed) throw batcherErrors.closed();
+    this.#telemetry.passedThrough();
+    yield* this.#transport.stream(request, options);
+  }
+
+  /** Counters for tests, demos and logs. */
+  stats(): MicroBatcherStats {
+    return this.#telemetry.snapshot({ items: this.#queuedItems, bytes: this.#queuedBytes });
+  }
+
+  /**
+   * Stops accepting calls. Queued calls fail with CANCELLED, or with `drain: true` are sent at once;
+   * resolves when every batch in flight has been answered and no timer is left. The inner transport
+   * is not closed (the batcher does not own it). Idempotent.
+   */
+  close(options: CloseOptions = {}): Promise<void> {
+    if (this.#closing !== undefined) return this.#closing;
+    this.#closed = true;
+    this.#closing = this.#shutdown(options.drain === true);
+    return this.#closing;
+  }
+
+  async #shutdown(drain: boolean): Promise<void> {
+    if (drain) {
+      this.#draining = true;
+      while (this.#queuedItems > 0 || this.#running.size > 0) {
+        for (const lane of this.#lanes.values()) this.#pump(lane);
+        await Promise.allSettled([...this.#running]);
+      }
+    } else {
+      for (const lane of this.#lanes.values()) {
+        for (const bucket of [...lane.buckets.values()]) {
+          for (const call of bucket.queue.drain()) {
+            this.#unqueue(call);
+            const { model } = call.request;
+            call.fail(this.#rejected(batcherErrors.closedWhileQueued(model), model));
+          }
+          lane.prune(bucket);
+        }
+      }
+      await Promise.allSettled([...this.#running]);
+    }
+    this.#telemetry.close();
+  }
+
+  #rejected(error: InfergateError, model: string): InfergateError {
+    this.#telemetry.rejected(error.code, model);
+    return error;
+  }
+
+  #passThrough(request: InferRequest, options: CallOptions): Promise<InferResponse> {
+    this.#telemetry.passedThrough();
+    return this.#transport.infer(request, options);
+  }
+
+  #route(
+    request: InferRequest,
+    options: CallOptions,
+    call: { key: string; rows: number; bytes: number },
+    priority: number,
+    limit: ModelLimit,
+  ): Promise<InferResponse> {
+    if (limit === 0) return this.#passThrough(request, options);
+    const { model } = request;
+    if (limit !== undefined && call.rows > limit) {
+      return Promise.reject(this.#rejected(batcherErrors.tooManyRows(model, call.rows, limit), model));
+    }
+    if (this.#closed) return Promise.reject(this.#rejected(batcherErrors.closed(), model));
+    // The signal may have fired while the model's limit was being looked up.
+    if (options.signal?.aborted)
+      return Promise.reject(this.#rejected(abortError(options.signal, { model }), model));
+    const { maxQueueSize, maxQueueBytes } = this.options;
+    if (this.#queuedItems + 1 > maxQueueSize || this.#queuedBytes + call.bytes > maxQueueBytes) {
+      const error = batcherErrors.queueFull(
+        model,
+        this.#queuedItems,
+        this.#queuedBytes,
+        maxQueueSize,
+        maxQueueBytes,
+      );
+      return Promise.reject(this.#rejected(error, model));
+    }
+    const version = request.modelVersion ?? '';
+    const laneKey = `${model}\u0000${version}`;
+    let lane = this.#lanes.get(laneKey);
+    if (lane === undefined) {
+      const cap = Math.min(this.options.maxBatchSize, limit ?? Number.POSITIVE_INFINITY);
+      lane = new Lane(model, version, cap, this.options.maxInFlightBatches);
+      this.#lanes.set(laneKey, lane);
+    }
+    const bucket = lane.bucket(call.key, priority, this.#weightOf);
+    return this.#enqueue(lane, bucket, request, options, call);
+  }
+
+  #enqueue(
+    lane: Lane,
+    bucket: Bucket,
+    request: InferRequest,
+    options: CallOptions,
+    call: { rows: number; bytes: number },
+  ): Promise<InferResponse> {
+    return new Promise<InferResponse>((resolve, reject) => {
+      const enqueuedAt = now();
+      const pending = new PendingCall({
+        request,
+        options,
+        tenant: options.tenant ?? 'default',
+        rows: call.rows,
+        bytes: call.bytes,
+        enqueuedAt,
+        deadline: options.timeoutMs === undefined ? undefined : enqueuedAt + options.timeoutMs,
+        link: trace.getActiveSpan()?.spanContext(),
+        resolve,
+        reject,
+      });
+      const { signal, timeoutMs } = options;
+      const onAbort = signal
+        ? () => this.#leave(lane, bucket, pending, abortError(signal, { model: request.model }))
+        : undefined;
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(
+              () =>
+                this.#leave(lane, bucket, pending, batcherErrors.deadlinePassed(request.model, timeoutMs)),
+              timeoutMs,
+            );
+      if (onAbort !== undefined || timer !== undefined) {
+        if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });
+        pending.onSettle(() => {
+          if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
+          if (timer !== undefined) clearTimeout(timer);
+        });
+      }
+      bucket.queue.push(pending);
+      this.#queuedItems += 1;
+      this.#queuedBytes += pending.bytes;
+      this.#pump(lane);
+    });
+  }
+
+  /** A call leaves before its answer (abort or deadline): out of the queue, or its slice discarded. */
+  #leave(lane: Lane, bucket: Bucket, call: PendingCall, error: InfergateError): void {
+    if (call.settled) return;
+    if (call.state === 'queued' && bucket.queue.remove(call)) {
+      this.#unqueue(call);
+      lane.prune(bucket);
+    }
+    call.fail(this.#rejected(error, call.request.model));
+  }
+
+  #unqueue(call: PendingCall): void {
+    this.#queuedItems -= 1;
+    this.#queuedBytes -= call.bytes;
+  }
+
+  /** Sends ready batches while the lane has free slots; arms the fixed policy's delay timers. */
+  #pump(lane: Lane): void {
+    const waitForDelay = this.options.flush === 'fixed' && !this.#draining;
+    const delayMs = this.options.maxQueueDelayMs;
+    while (lane.inFlight < lane.slots) {
+      const at = now();
+      const bucket = lane.next(at, waitForDelay, delayMs);
+      if (bucket === undefined) break;
+      const calls = this.#take(lane, bucket, at);
+      if (calls.length > 0) this.#dispatch(lane, calls, at);
+    }
+    if (!waitForDelay || lane.inFlight >= lane.slots) return;
+    for (const bucket of lane.buckets.values()) {
+      const oldest = bucket.queue.oldest();
+      if (oldest === undefined || bucket.timer !== undefined) continue;
+      bucket.timer = setTimeout(
+        () => {
+          bucket.timer = undefined;
+          this.#pump(lane);
+        },
+        Math.max(0, oldest.enqueuedAt + delayMs - now()),
+      );
+    }
+  }
+
+  /** Takes one batch from the bucket, failing calls whose deadline the batch cannot meet. */
+  #take(lane: Lane, bucket: Bucket, at: number): PendingCall[] {
+    const taken = bucket.queue.take(lane.cap);
+    const expected = lane.expectedServiceMs;
+    const calls: PendingCall[] = [];
+    for (const call of taken) {
+      this.#unqueue(call);
+      if (call.deadline !== undefined && call.deadline - at < expected) {
+        const { model } = call.request;
+        call.fail(this.#rejected(batcherErrors.deadlineTooClose(model, call.deadline - at, expected), model));
+      } else calls.push(call);
+    }
+    if (bucket.timer !== undefined) {
+      clearTimeout(bucket.timer);
+      bucket.timer = undefined;
+    }
+    lane.prune(bucket);
+    return calls;
+  }
+
+  #dispatch(lane: Lane, calls: PendingCall[], at: number): void {
+    let rows = 0;
+    for (const call of calls) {
+      call.state = 'sent';
+      rows += call.rows;
+      this.#telemetry.queueWait(lane.model, at - call.enqueuedAt);
+    }
+    lane.inFlight += 1;
+    this.#telemetry.batchSent(lane.model, calls.length, rows);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      lane.inFlight -= 1;
+      lane.observeService(now() - at);
+      this.#telemetry.batchDone(lane.model);
+      this.#pump(lane);
+    };
+    const dispatch = {
+      transport: this.#transport,
+      telemetry: this.#telemetry,
+      maxBisectRpcs: this.options.maxBisectRpcs,
+      now,
+      release,
+    };
+    const task = lane.sender
+      .add(() => sendBatch(dispatch, calls))
+      .catch(() => {})
+      .finally(() => {
+        this.#running.delete(task);
+        release();
+      });
+    this.#running.add(task);
+  }
+}
+
+/** Wraps `transport` in a micro-batcher (see `MicroBatcherOptions` for the knobs and defaults). */
+export function createMicroBatcher(
+  transport: InferTransport,
+  options: MicroBatcherOptions = {},
+): MicroBatcher {
+  return new MicroBatcher(transport, options);
+}

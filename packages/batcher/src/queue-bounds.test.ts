@@ -1,0 +1,121 @@
+import { ErrorCode, InfergateError } from '@infergate/core';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { EchoTransport, fp32, requestOf } from './internal/testing/echo-transport.js';
+import { createMicroBatcher } from './micro-batcher.js';
+
+const one = (seed: number, columns = 1) => requestOf('m', fp32('INPUT0', 1, columns, seed));
+
+describe('queue bounds and deadlines', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('fails calls beyond maxQueueSize at once with a retryable QUEUE_FULL', async () => {
+    const transport = new EchoTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, { maxInFlightBatches: 1, maxQueueSize: 2 });
+    const accepted = [batcher.infer(one(0)), batcher.infer(one(1)), batcher.infer(one(2))];
+    const rejected = batcher.infer(one(3));
+    const error = await rejected.catch((reason: unknown) => reason);
+    expect(error).toBeInstanceOf(InfergateError);
+    expect(error).toMatchObject({ code: ErrorCode.QueueFull, retryable: true, backpressure: true });
+    expect(batcher.stats()).toMatchObject({ queued: 2, rejections: { QUEUE_FULL: 1 } });
+    transport.release();
+    await vi.advanceTimersByTimeAsync(0);
+    transport.release();
+    await Promise.all(accepted);
+    await batcher.close();
+  });
+
+  it('fails calls beyond maxQueueBytes at once with QUEUE_FULL', async () => {
+    const transport = new EchoTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, { maxInFlightBatches: 1, maxQueueBytes: 100 });
+    const sent = batcher.infer(one(0, 1));
+    const queued = batcher.infer(one(1, 20));
+    await expect(batcher.infer(one(2, 10))).rejects.toMatchObject({ code: ErrorCode.QueueFull });
+    expect(batcher.stats().queuedBytes).toBe(80);
+    transport.release();
+    await vi.advanceTimersByTimeAsync(0);
+    transport.release();
+    await Promise.all([sent, queued]);
+    await batcher.close();
+  });
+
+  it('frees the slot before answering, so callers that send again at once do not hit QUEUE_FULL', async () => {
+    vi.useRealTimers();
+    const transport = new EchoTransport();
+    const batcher = createMicroBatcher(transport, {
+      maxInFlightBatches: 1,
+      maxBatchSize: 2,
+      maxQueueSize: 2,
+    });
+    // Three closed-loop callers: the first goes alone, then two in flight while one waits, and so on.
+    await Promise.all(
+      [0, 1, 2].map(async (caller) => {
+        for (let round = 0; round < 20; round++) await batcher.infer(one(caller * 100 + round));
+      }),
+    );
+    expect(batcher.stats()).toMatchObject({ items: 60, rejections: {} });
+    await batcher.close();
+  });
+
+  it('fails a queued call whose deadline passes with DEADLINE_EXCEEDED, without sending it', async () => {
+    const transport = new EchoTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, { maxInFlightBatches: 1 });
+    const sent = batcher.infer(one(0));
+    const late = batcher.infer(one(1), { timeoutMs: 5 }).catch((error: unknown) => error);
+    const patient = batcher.infer(one(2), { timeoutMs: 500 });
+    await vi.advanceTimersByTimeAsync(5);
+    expect(await late).toMatchObject({ code: ErrorCode.DeadlineExceeded });
+    transport.release();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(transport.calls[1]?.rows).toBe(1);
+    transport.release();
+    await Promise.all([sent, patient]);
+    expect(batcher.stats().rejections).toEqual({ DEADLINE_EXCEEDED: 1 });
+    await batcher.close();
+  });
+
+  it('gives the batch RPC the latest member deadline and times members out one by one', async () => {
+    const transport = new EchoTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, { maxInFlightBatches: 1 });
+    const sent = batcher.infer(one(0));
+    const short = batcher.infer(one(1), { timeoutMs: 20 }).catch((error: unknown) => error);
+    const long = batcher.infer(one(2), { timeoutMs: 200 });
+    transport.release();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(transport.calls[1]?.options.timeoutMs).toBe(200);
+    await vi.advanceTimersByTimeAsync(20);
+    expect(await short).toMatchObject({ code: ErrorCode.DeadlineExceeded });
+    expect(transport.calls[1]?.options.signal?.aborted).toBe(false);
+    transport.release();
+    await expect(long).resolves.toMatchObject({ outputs: [{ shape: [1, 1] }] });
+    await sent;
+    await batcher.close();
+  });
+
+  it('leaves the RPC without deadline when any member has none', async () => {
+    const transport = new EchoTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, { maxInFlightBatches: 1 });
+    const answers = [batcher.infer(one(0)), batcher.infer(one(1), { timeoutMs: 50 }), batcher.infer(one(2))];
+    transport.release();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(transport.calls[1]?.options.timeoutMs).toBeUndefined();
+    transport.release();
+    await Promise.all(answers);
+    await batcher.close();
+  });
+
+  it('rejects a bad priority or timeout before queueing', async () => {
+    const batcher = createMicroBatcher(new EchoTransport(), { priorityLevels: 3 });
+    await expect(batcher.infer(one(0), { priority: 4 })).rejects.toMatchObject({
+      code: ErrorCode.InvalidArgument,
+    });
+    await expect(batcher.infer(one(0), { timeoutMs: 0 })).rejects.toMatchObject({
+      code: ErrorCode.InvalidArgument,
+    });
+    await batcher.close();
+  });
+});

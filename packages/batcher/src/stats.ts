@@ -1,0 +1,23 @@
+/** A snapshot of the batcher's counters (`MicroBatcher.stats()`), for tests, demos and logs. */
+export interface MicroBatcherStats {
+  /** Calls waiting in the queue now. */
+  queued: number;
+  /** Input bytes of the queued calls. */
+  queuedBytes: number;
+  /** Batches sent and not yet answered. */
+  inFlight: number;
+  /** Batches sent since creation (bisection re-sends not counted). */
+  batches: number;
+  /** Calls sent in those batches. */
+  items: number;
+  /** Rows sent in those batches. */
+  rows: number;
+  /** Inference RPCs made for batches, bisection re-sends included (pass-through calls not counted). */
+  rpcs: number;
+  /** Calls sent straight to the inner transport (unbatchable, non-batching model, `stream`). */
+  passedThrough: number;
+  /** Calls the batcher failed, by error code (QUEUE_FULL, DEADLINE_EXCEEDED, CANCELLED, …). */
+  rejections: Readonly<Record<string, number>>;
+  /** Rows per batch, on average. */
+  meanBatchSize: number;
+}
