@@ -5,8 +5,8 @@ import { RpcError } from '../rpc-error.js';
 
 /**
  * `repeat`: a decoupled model (Triton's repeat_int32 example). One response per element of `IN`
- * (INT32 [-1]): `OUT` INT32 [1] = the element, `IDX` UINT32 [1] = its index. Optional `DELAY` UINT32
- * [-1]: ms to wait before each response (missing entries: 0). Optional `WAIT` UINT32 [1]: ms to wait
+ * (INT32 `[-1]`): `OUT` INT32 `[1]` = the element, `IDX` UINT32 `[1]` = its index. Optional `DELAY`
+ * UINT32 `[-1]`: ms to wait before each response (missing entries: 0). Optional `WAIT` UINT32 `[1]`: ms to wait
  * after the last response. Request parameter `error_after` (k): after k responses, fail the request
  * with "repeat: failing after k responses as asked". An empty `IN` sends no response (only the empty
  * final response, when asked for). ModelStreamInfer only.
