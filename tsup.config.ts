@@ -15,6 +15,8 @@ export function packageConfig(entry: Record<string, string>, extra: Partial<Opti
     platform: 'node',
     splitting: false,
     treeshake: true,
+    // import.meta.url in the CommonJS build (core's lazy requires use it).
+    shims: true,
     ...extra,
   };
 }

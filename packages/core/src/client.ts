@@ -93,7 +93,7 @@ export class TritonClient {
 
   constructor(options: ClientOptions & { transport?: InferTransport }) {
     const { transport, ...rest } = options ?? ({} as ClientOptions);
-    this.options = parseOptions(clientOptionsSchema, rest, 'client options');
+    this.options = parseOptions(clientOptionsSchema(), rest, 'client options');
     this.grpc = new GrpcTransport(this.options);
     this.transport = applyInterceptors(transport ?? this.grpc, this.options.interceptors);
   }

@@ -5,7 +5,7 @@ import {
   type MessageShape,
   toBinary,
 } from '@bufbuild/protobuf';
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
 import { abortError, ErrorCode, InfergateError, type InfergateErrorOptions } from './errors.js';
 import {
   GRPCInferenceService,
@@ -23,6 +23,7 @@ import {
   sharedMemoryOutputs,
   toModelInferRequest,
 } from './internal/infer-wire.js';
+import { loadGrpc } from './internal/lazy-modules.js';
 import { SharedMemoryStager } from './internal/shm-stager.js';
 import { RPC_SERVICE, startRpcSpan } from './internal/tracing.js';
 import { classifyStreamError } from './internal/triton-messages.js';
@@ -98,7 +99,11 @@ export class GrpcTransport implements InferTransport {
         loadBalancingConfig: [{ [options.loadBalancing]: {} }],
       });
     }
-    this.client = new grpc.Client(this.target, createCredentials(secure, options.tls), channelOptions);
+    this.client = new (loadGrpc().Client)(
+      this.target,
+      createCredentials(secure, options.tls),
+      channelOptions,
+    );
     this.sharedMemory = options.enableGpuIpc ? new SharedMemoryStager(this, options.sharedMemory) : undefined;
   }
 
@@ -108,7 +113,7 @@ export class GrpcTransport implements InferTransport {
   }
 
   private metadata(options: CallOptions): grpc.Metadata {
-    const metadata = new grpc.Metadata();
+    const metadata = new (loadGrpc().Metadata)();
     if (this.options.accessToken !== undefined) {
       metadata.set(`triton-grpc-protocol-${this.options.accessHeader}`, this.options.accessToken);
     }

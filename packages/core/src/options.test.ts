@@ -8,7 +8,7 @@ import { VERSION } from './version.js';
 
 describe('client options', () => {
   it('fills documented defaults', () => {
-    const options = parseOptions(clientOptionsSchema, { url: '127.0.0.1:8001' }, 'client options');
+    const options = parseOptions(clientOptionsSchema(), { url: '127.0.0.1:8001' }, 'client options');
     expect(options.serviceName).toBe('model-serving-triton-inference-server');
     expect(options.maxMessageBytes).toBe(2 ** 31 - 1);
     expect(options.keepalive.timeMs).toBe(30_000);

@@ -1,105 +1,123 @@
-import { z } from 'zod';
+import type * as Zod from 'zod';
+import type { z } from 'zod';
 import { ErrorCode, InfergateError } from './errors.js';
+import { loadZod } from './internal/lazy-modules.js';
 import type { Interceptor } from './transport.js';
+
+type ZodNamespace = typeof Zod.z;
 
 /** The service contract's seed defaults (the original brief). */
 export const DEFAULT_SERVICE_NAME = 'model-serving-triton-inference-server';
 export const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
 
-const pem = z.union([z.string().min(1), z.instanceof(Uint8Array)]);
+/** Builds the client options schema; zod loads on first use (see internal/lazy-modules.ts). */
+function buildClientOptionsSchema(z: ZodNamespace) {
+  const pem = z.union([z.string().min(1), z.instanceof(Uint8Array)]);
 
-export const tlsOptionsSchema = z
-  .object({
-    /** CA certificate(s): PEM text, a Buffer, or a file path. Default: the system roots. */
-    ca: pem.optional(),
-    /** Client certificate for mTLS. */
-    cert: pem.optional(),
-    /** Client private key for mTLS. */
-    key: pem.optional(),
-    /** Override the name checked against the server certificate. */
-    serverName: z.string().min(1).optional(),
-  })
-  .strict();
+  const tlsOptionsSchema = z
+    .object({
+      /** CA certificate(s): PEM text, a Buffer, or a file path. Default: the system roots. */
+      ca: pem.optional(),
+      /** Client certificate for mTLS. */
+      cert: pem.optional(),
+      /** Client private key for mTLS. */
+      key: pem.optional(),
+      /** Override the name checked against the server certificate. */
+      serverName: z.string().min(1).optional(),
+    })
+    .strict();
 
-export const clientOptionsSchema = z
-  .object({
-    /**
-     * `host:port`, `grpc://host:port` (plaintext) or `grpcs://host:port` (TLS); a list of IP
-     * endpoints is balanced by grpc-js (see `loadBalancing`).
-     */
-    url: z.union([
-      z.string().min(1, 'url must be host:port, grpc://host:port or grpcs://host:port'),
-      z.array(z.string().min(1)).min(1, 'url list must not be empty'),
-    ]),
-    /** How grpc-js spreads calls over several endpoints. @default "round_robin" */
-    loadBalancing: z.enum(['round_robin', 'pick_first']).default('round_robin'),
-    /** Compress requests (responses follow the server's choice). @default "none" */
-    compression: z.enum(['none', 'deflate', 'gzip']).default('none'),
-    /**
-     * Send large input tensors through system shared memory when the server is on this host and
-     * advertises it (the brief's `enable_gpu_ipc`); otherwise plain gRPC. @default true
-     */
-    enableGpuIpc: z.boolean().default(true),
-    sharedMemory: z
-      .object({
-        /** Inputs at least this large use shared memory. @default 1 MiB */
-        thresholdBytes: z
-          .number()
-          .int()
-          .positive()
-          .default(1024 * 1024),
-        /** Pooled regions (one request each at a time). @default 4 */
-        maxRegions: z.number().int().positive().default(4),
-        /** Largest pooled region. @default 1 GiB */
-        maxRegionBytes: z
-          .number()
-          .int()
-          .positive()
-          .default(1024 ** 3),
-      })
-      .strict()
-      .default({ thresholdBytes: 1024 * 1024, maxRegions: 4, maxRegionBytes: 1024 ** 3 }),
-    /** @default "model-serving-triton-inference-server" — the name spans and metrics carry. */
-    serviceName: z.string().min(1).default(DEFAULT_SERVICE_NAME),
-    /** Default deadline for every call, in ms; per-call `timeoutMs` overrides it. @default none */
-    timeoutMs: z.number().int().positive().optional(),
-    /** Metadata sent with every call (e.g. authorization). @default {} */
-    headers: z.record(z.string(), z.string()).default({}),
-    /**
-     * Triton's restricted-API access value (`--grpc-restricted-protocol=<groups>:<header>=<value>`).
-     * Sent as gRPC metadata `triton-grpc-protocol-<accessHeader>`, the key Triton checks.
-     */
-    accessToken: z.string().min(1).optional(),
-    /** The header name configured on the server for `accessToken`. @default "triton-access-token" */
-    accessHeader: z.string().min(1).default('triton-access-token'),
-    /** TLS: `true` for system roots, or certificates for TLS / mTLS. @default false unless grpcs:// */
-    tls: z.union([z.boolean(), tlsOptionsSchema]).optional(),
-    keepalive: z
-      .object({
-        /** Ping the server after this long without activity. @default 30000 */
-        timeMs: z.number().int().positive().default(30_000),
-        /** Close the connection if a ping is not answered within this. @default 10000 */
-        timeoutMs: z.number().int().positive().default(10_000),
-        /** Ping even when no call is active. @default false */
-        permitWithoutCalls: z.boolean().default(false),
-      })
-      .strict()
-      .default({ timeMs: 30_000, timeoutMs: 10_000, permitWithoutCalls: false }),
-    /** Largest message sent or received. @default 2 GiB − 1 (grpc-js defaults to 4 MiB receive) */
-    maxMessageBytes: z.number().int().positive().max(MAX_MESSAGE_BYTES).default(MAX_MESSAGE_BYTES),
-    /** Record an OpenTelemetry client span per RPC (a no-op unless an SDK is registered). @default true */
-    tracing: z.boolean().default(true),
-    /** Wrap inference calls, first listed = outermost. @default [] */
-    interceptors: z
-      .array(z.custom<Interceptor>((value) => typeof value === 'function', 'interceptors must be functions'))
-      .default([]),
-    /** Extra grpc-js channel options (advanced). */
-    channelOptions: z.record(z.string(), z.union([z.string(), z.number()])).default({}),
-  })
-  .strict();
+  return z
+    .object({
+      /**
+       * `host:port`, `grpc://host:port` (plaintext) or `grpcs://host:port` (TLS); a list of IP
+       * endpoints is balanced by grpc-js (see `loadBalancing`).
+       */
+      url: z.union([
+        z.string().min(1, 'url must be host:port, grpc://host:port or grpcs://host:port'),
+        z.array(z.string().min(1)).min(1, 'url list must not be empty'),
+      ]),
+      /** How grpc-js spreads calls over several endpoints. @default "round_robin" */
+      loadBalancing: z.enum(['round_robin', 'pick_first']).default('round_robin'),
+      /** Compress requests (responses follow the server's choice). @default "none" */
+      compression: z.enum(['none', 'deflate', 'gzip']).default('none'),
+      /**
+       * Send large input tensors through system shared memory when the server is on this host and
+       * advertises it (the brief's `enable_gpu_ipc`); otherwise plain gRPC. @default true
+       */
+      enableGpuIpc: z.boolean().default(true),
+      sharedMemory: z
+        .object({
+          /** Inputs at least this large use shared memory. @default 1 MiB */
+          thresholdBytes: z
+            .number()
+            .int()
+            .positive()
+            .default(1024 * 1024),
+          /** Pooled regions (one request each at a time). @default 4 */
+          maxRegions: z.number().int().positive().default(4),
+          /** Largest pooled region. @default 1 GiB */
+          maxRegionBytes: z
+            .number()
+            .int()
+            .positive()
+            .default(1024 ** 3),
+        })
+        .strict()
+        .default({ thresholdBytes: 1024 * 1024, maxRegions: 4, maxRegionBytes: 1024 ** 3 }),
+      /** @default "model-serving-triton-inference-server" — the name spans and metrics carry. */
+      serviceName: z.string().min(1).default(DEFAULT_SERVICE_NAME),
+      /** Default deadline for every call, in ms; per-call `timeoutMs` overrides it. @default none */
+      timeoutMs: z.number().int().positive().optional(),
+      /** Metadata sent with every call (e.g. authorization). @default {} */
+      headers: z.record(z.string(), z.string()).default({}),
+      /**
+       * Triton's restricted-API access value (`--grpc-restricted-protocol=<groups>:<header>=<value>`).
+       * Sent as gRPC metadata `triton-grpc-protocol-<accessHeader>`, the key Triton checks.
+       */
+      accessToken: z.string().min(1).optional(),
+      /** The header name configured on the server for `accessToken`. @default "triton-access-token" */
+      accessHeader: z.string().min(1).default('triton-access-token'),
+      /** TLS: `true` for system roots, or certificates for TLS / mTLS. @default false unless grpcs:// */
+      tls: z.union([z.boolean(), tlsOptionsSchema]).optional(),
+      keepalive: z
+        .object({
+          /** Ping the server after this long without activity. @default 30000 */
+          timeMs: z.number().int().positive().default(30_000),
+          /** Close the connection if a ping is not answered within this. @default 10000 */
+          timeoutMs: z.number().int().positive().default(10_000),
+          /** Ping even when no call is active. @default false */
+          permitWithoutCalls: z.boolean().default(false),
+        })
+        .strict()
+        .default({ timeMs: 30_000, timeoutMs: 10_000, permitWithoutCalls: false }),
+      /** Largest message sent or received. @default 2 GiB − 1 (grpc-js defaults to 4 MiB receive) */
+      maxMessageBytes: z.number().int().positive().max(MAX_MESSAGE_BYTES).default(MAX_MESSAGE_BYTES),
+      /** Record an OpenTelemetry client span per RPC (a no-op unless an SDK is registered). @default true */
+      tracing: z.boolean().default(true),
+      /** Wrap inference calls, first listed = outermost. @default [] */
+      interceptors: z
+        .array(
+          z.custom<Interceptor>((value) => typeof value === 'function', 'interceptors must be functions'),
+        )
+        .default([]),
+      /** Extra grpc-js channel options (advanced). */
+      channelOptions: z.record(z.string(), z.union([z.string(), z.number()])).default({}),
+    })
+    .strict();
+}
 
-export type ClientOptions = z.input<typeof clientOptionsSchema>;
-export type ResolvedClientOptions = z.output<typeof clientOptionsSchema>;
+type ClientOptionsSchema = ReturnType<typeof buildClientOptionsSchema>;
+let clientSchema: ClientOptionsSchema | undefined;
+
+/** The zod schema of `createTritonClient` options (every default documented with @default). */
+export function clientOptionsSchema(): ClientOptionsSchema {
+  clientSchema ??= buildClientOptionsSchema(loadZod());
+  return clientSchema;
+}
+
+export type ClientOptions = z.input<ClientOptionsSchema>;
+export type ResolvedClientOptions = z.output<ClientOptionsSchema>;
 
 /** Formats zod's issues into one readable line each. */
 export function describeIssues(error: z.ZodError): string {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { type ChannelCredentials, credentials } from '@grpc/grpc-js';
+import type { ChannelCredentials } from '@grpc/grpc-js';
 import { ErrorCode, InfergateError } from '../errors.js';
+import { loadGrpc } from './lazy-modules.js';
 
 type Pem = string | Uint8Array;
 interface TlsFiles {
@@ -24,6 +25,7 @@ function loadPem(value: Pem | undefined, what: string): Buffer | null {
 }
 
 export function createCredentials(secure: boolean, tls: boolean | TlsFiles | undefined): ChannelCredentials {
+  const { credentials } = loadGrpc();
   if (!secure) return credentials.createInsecure();
   const files = typeof tls === 'object' ? tls : {};
   const cert = loadPem(files.cert, 'cert');
