@@ -3,7 +3,7 @@
 // Each step runs even if an earlier one failed; the last line is "N passed, N failed", counting every
 // vitest test plus one per non-test check.
 //   node scripts/test.mjs [--only step,step] [--skip step,step]
-// Steps: gen, lint, typecheck, build, packages, unit, unit-node24, interop.
+// Steps: gen, lint, typecheck, docs, build, packages, unit, unit-node24, interop.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -105,6 +105,19 @@ const steps = [
   ],
   ['lint', () => check(bin('biome'), ['check', '--error-on-warnings', '.'])],
   ['typecheck', () => check(bin('tsc'), ['-p', 'tsconfig.json', '--noEmit'])],
+  [
+    'docs',
+    () => {
+      const links = check(process.execPath, [join(root, 'scripts', 'check-docs.mjs')]);
+      const api = check(bin('typedoc'), ['--logLevel', 'Warn']);
+      return {
+        passed: links.passed + api.passed,
+        failed: links.failed + api.failed,
+        status: links.status || api.status,
+        seconds: String(Number(links.seconds) + Number(api.seconds)),
+      };
+    },
+  ],
   ['build', () => check(process.execPath, [join(root, 'scripts', 'build.mjs')])],
   ['packages', () => check(process.execPath, [join(root, 'scripts', 'check-packages.mjs')])],
   ['unit', () => vitest('unit')],

@@ -4,8 +4,8 @@
 // loopback (a real redis-server started by test/redis's harness): reserve + settle latency p50/p99.
 //   pnpm bench cost [--calls 200000] [--reps 5] [--redis-calls 2000]
 import { performance } from 'node:perf_hooks';
+import { CostTracker, RedisBudgetStore } from '@infergate/cost';
 import { Redis } from 'ioredis';
-import { CostTracker, RedisBudgetStore } from '../../packages/cost/src/index.js';
 import { startRedisServer } from '../../test/redis/redis-server.js';
 import { type BenchCase, flag, median, packageVersion, percentile, report } from '../lib.js';
 
