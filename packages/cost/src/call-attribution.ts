@@ -8,8 +8,9 @@ import type { Attribution } from './budget.js';
 export const API_KEY_CONTEXT: unique symbol = Symbol.for('infergate.cost.apiKey');
 
 /**
- * Context key a batcher sets on the calls of one execution so each pays its rows' share:
- * `{ rows, batchRows, computeNs? }` (computeNs of the whole execution, when known).
+ * Context key of a call's batch share `{ rows, batchRows, computeNs? }` (computeNs of the whole
+ * execution). costInterceptor puts an empty slot under it; @infergate/batcher fills the slot when
+ * the call's batch returns, so each call pays its rows' share of the execution.
  */
 export const BATCH_SHARE_CONTEXT: unique symbol = Symbol.for('infergate.cost.batchShare');
 

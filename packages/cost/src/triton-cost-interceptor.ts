@@ -1,7 +1,7 @@
 import type { CallOptions, InferRequest, InferResponse, InferTransport, Interceptor } from '@infergate/core';
 import type { Attribution } from './budget.js';
 import type { Reservation } from './budget-ledger.js';
-import { attributionOf, batchShareOf } from './call-attribution.js';
+import { attributionOf, BATCH_SHARE_CONTEXT, batchShareOf } from './call-attribution.js';
 import type { ComputeMeter } from './compute-meter.js';
 import type { CostTracker } from './cost-tracker.js';
 
@@ -16,6 +16,14 @@ export interface CostInterceptorOptions {
   /** Amount to reserve before a call. @default the model's running mean cost per row × rows */
   estimateUsd?: (request: InferRequest, rows: number) => number;
   attribute?: (request: InferRequest, options: CallOptions) => Attribution;
+}
+
+/** The call's options with an empty batch-share slot in its context (unless one is there). */
+function withBatchShareSlot(options: CallOptions): CallOptions {
+  if (options.context?.has(BATCH_SHARE_CONTEXT)) return options;
+  const context = new Map(options.context ?? []);
+  context.set(BATCH_SHARE_CONTEXT, { rows: 0, batchRows: 0 });
+  return { ...options, context };
 }
 
 /** Rows a request carries: the first input's first dimension (1 for scalars). */
@@ -105,16 +113,18 @@ export function costInterceptor(tracker: CostTracker, options: CostInterceptorOp
     async infer(request: InferRequest, callOptions: CallOptions): Promise<InferResponse> {
       const rows = requestRows(request);
       const reservation = await reserve(request, callOptions, rows);
+      // A batcher below fills the slot with this call's share of the execution it rode in.
+      const slotted = withBatchShareSlot(callOptions);
       const started = process.hrtime.bigint();
       let response: InferResponse;
       try {
-        response = await next.infer(request, callOptions);
+        response = await next.infer(request, slotted);
       } catch (error) {
         await release(reservation);
         throw error;
       }
       const latencyNs = process.hrtime.bigint() - started;
-      await settle(reservation, request, costOf(request, callOptions, rows, latencyNs), rows);
+      await settle(reservation, request, costOf(request, slotted, rows, latencyNs), rows);
       return response;
     },
     async *stream(request: InferRequest, callOptions: CallOptions): AsyncIterable<InferResponse> {

@@ -9,3 +9,12 @@ export type { KServeHandlerOptions } from './kserve-handler.js';
 export { kserveInferHandler, toKServeResponse } from './kserve-handler.js';
 export type { BudgetContext, InfergateMiddlewareOptions, TenantResolver } from './middleware.js';
 export { contextOf, infergate } from './middleware.js';
+export type { LazyGateway, LazyGatewayContext, LazyGatewayOptions } from './serverless.js';
+export { createLazyGateway } from './serverless.js';
+export type {
+  FetchInvocation,
+  LambdaContextLike,
+  LambdaHandlerOptions,
+  LambdaInvocation,
+} from './serverless-handlers.js';
+export { errorResponse, fetchHandler, lambdaHandler } from './serverless-handlers.js';

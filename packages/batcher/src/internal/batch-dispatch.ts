@@ -7,6 +7,7 @@ import {
   type InferTransport,
 } from '@infergate/core';
 import { context, type Link, SpanStatusCode, trace } from '@opentelemetry/api';
+import { reportBatchShare } from './batch-share.js';
 import { concatInputs, splitOutputs } from './batch-tensors.js';
 import { type PendingCall, SendGroup } from './pending-call.js';
 import type { BatcherTelemetry } from './telemetry.js';
@@ -97,6 +98,7 @@ async function sendGroup(
   const model = (live[0] as PendingCall).request.model;
   let response: Awaited<ReturnType<InferTransport['infer']>>;
   dispatch.telemetry.rpcSent();
+  const started = process.hrtime.bigint();
   try {
     response = await dispatch.transport.infer(
       batchRequest(live),
@@ -124,6 +126,9 @@ async function sendGroup(
     return false;
   }
   group.answered();
+  const computeNs = process.hrtime.bigint() - started;
+  const batchRows = live.reduce((sum, call) => sum + call.rows, 0);
+  for (const call of live) reportBatchShare(call.options, { rows: call.rows, batchRows, computeNs });
   if (live.length === 1) {
     const only = live[0] as PendingCall;
     state.outcomes.push(() => only.fulfil(response));

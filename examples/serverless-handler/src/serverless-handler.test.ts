@@ -1,0 +1,101 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type FakeLlmServer, startFakeOpenAI, startTestServer, type TestServer } from '@infergate/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHandlers } from './handlers.js';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const entry = fileURLToPath(new URL('./index.ts', import.meta.url));
+
+let primary: TestServer;
+let secondary: TestServer;
+let openai: FakeLlmServer;
+let directory: string;
+
+beforeAll(async () => {
+  [primary, secondary, openai] = await Promise.all([startTestServer(), startTestServer(), startFakeOpenAI()]);
+  directory = await mkdtemp(join(tmpdir(), 'infergate-serverless-'));
+});
+
+afterAll(async () => {
+  await Promise.all([primary.stop(), secondary.stop(), openai.close()]);
+  await rm(directory, { recursive: true, force: true });
+});
+
+describe('serverless-handler example', () => {
+  it('runs cold + warm invocations of both handlers on one gateway, then the process exits by itself', async () => {
+    const child = spawn(`${root}node_modules/.bin/tsx`, ['--conditions=source', entry], {
+      cwd: root,
+      env: {
+        ...process.env,
+        TRITON_URLS: `${primary.url},${secondary.url}`,
+        OPENAI_BASE_URL: openai.url,
+        OPENAI_API_KEY: 'sk-test',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let doneAt: number | undefined;
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (doneAt === undefined && stdout.includes('DONE')) doneAt = Date.now();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const exitedAt = Date.now();
+    clearTimeout(killer);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const lines = stdout.trim().split('\n');
+    expect(lines.slice(0, 5)).toEqual([
+      'lambda {"echoed":"cold start","reply":"echo: cold start","coldStart":true}',
+      'lambda {"echoed":"warm start","reply":"echo: warm start","coldStart":false}',
+      'fetch 200 {"echoed":"fetch one","reply":"echo: fetch one","coldStart":false}',
+      'fetch 200 {"echoed":"fetch two","reply":"echo: fetch two","coldStart":false}',
+      'builds 1',
+    ]);
+    // The router, batcher, gRPC channels and HTTP keep-alive sockets were never closed.
+    expect(exitedAt - (doneAt as number)).toBeLessThan(3000);
+  }, 20_000);
+
+  it('a cold start restores the breaker state the previous instance saved', async () => {
+    const stateFile = join(directory, 'router-state.json');
+    const env = {
+      TRITON_URLS: `${primary.url},${secondary.url}`,
+      OPENAI_BASE_URL: openai.url,
+      OPENAI_API_KEY: 'sk-test',
+      ROUTER_STATE_FILE: stateFile,
+    };
+    primary.faults.set('identity', { code: 'UNAVAILABLE', message: 'replica is down', times: 1000 });
+    try {
+      // Instance 1: the primary fails; every call falls back to the secondary until the breaker trips.
+      const first = createHandlers(env);
+      for (let index = 0; index < 6; index++) {
+        const result = await first.lambda({ text: `call ${index}` }, {});
+        expect(result.echoed).toBe(`call ${index}`);
+      }
+      expect(first.gateway.current?.router.breakerStates().primary?.kind).toBe('open');
+      const saved = JSON.parse(await readFile(stateFile, 'utf8'));
+      expect(saved.primary.state.kind).toBe('open');
+
+      // Instance 2 (a new process in production): the breaker starts open, the primary is not tried.
+      const triedBefore = primary.faults.applied('identity');
+      const second = createHandlers(env);
+      const response = await second.fetch(
+        new Request('http://function.local/', { method: 'POST', body: JSON.stringify({ text: 'restored' }) }),
+      );
+      expect(await response.json()).toMatchObject({ echoed: 'restored', coldStart: true });
+      expect(second.gateway.current?.router.breakerStates().primary?.kind).toBe('open');
+      expect(primary.faults.applied('identity')).toBe(triedBefore);
+    } finally {
+      primary.faults.clear();
+    }
+  });
+});

@@ -1,0 +1,54 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { type FakeLlmServer, startFakeOpenAI, startTestServer, type TestServer } from '@infergate/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const fixture = fileURLToPath(new URL('./serverless-exit-fixture.ts', import.meta.url));
+
+let triton: TestServer;
+let openai: FakeLlmServer;
+
+beforeAll(async () => {
+  triton = await startTestServer();
+  openai = await startFakeOpenAI({ chunkDelayMs: 5 });
+});
+
+afterAll(async () => {
+  await triton.stop();
+  await openai.close();
+});
+
+describe('serverless handler process', () => {
+  it('exits by itself right after answering, without close()', async () => {
+    const child = spawn(`${root}node_modules/.bin/tsx`, ['--conditions=source', fixture], {
+      cwd: root,
+      env: { ...process.env, TRITON_URL: triton.url, OPENAI_BASE_URL: openai.url },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let answeredAt: number | undefined;
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (answeredAt === undefined && stdout.includes('RESULT ')) answeredAt = Date.now();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const exitedAt = Date.now();
+    clearTimeout(killer);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout.slice(stdout.indexOf('RESULT ') + 7));
+    expect(result).toEqual({
+      first: { coldStart: true, echoed: 'cold start', streamed: 'echo: cold start' },
+      second: { coldStart: false, echoed: 'warm start', streamed: 'echo: warm start' },
+      builds: 1,
+    });
+    expect(exitedAt - (answeredAt as number)).toBeLessThan(3000);
+    expect(triton.stats('identity').requests).toBeGreaterThanOrEqual(2);
+  }, 20_000);
+});

@@ -1,0 +1,55 @@
+import { createMicroBatcher } from '@infergate/batcher';
+import { createTritonClient } from '@infergate/core';
+import { costInterceptor, createCostTracker, type SpendEntry } from '@infergate/cost';
+import { startTestServer, type TestServer } from '@infergate/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ simulatedGpu: { baseMs: 20, perRowMs: 0 } });
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+describe('GPU cost through the batcher', () => {
+  it('splits one batch execution between tenants by rows', async () => {
+    const tracker = createCostTracker({ gpuPrices: [{ model: 'simulated_gpu', usdPerGpuHour: 3600 }] });
+    const settled: SpendEntry[] = [];
+    tracker.on('settled', (entry) => settled.push(entry));
+    const grpc = createTritonClient({ url: server.url }).grpc;
+    // K = 1: while the first call runs, the rest gather into one batch.
+    const batcher = createMicroBatcher(grpc, {
+      maxInFlightBatches: 1,
+      models: { simulated_gpu: { maxBatchSize: 64 } },
+    });
+    const client = createTritonClient({
+      url: server.url,
+      transport: batcher,
+      interceptors: [costInterceptor(tracker)],
+    });
+    try {
+      const call = (tenant: string, rows: number) =>
+        client.infer(
+          'simulated_gpu',
+          [{ name: 'INPUT0', datatype: 'FP32', shape: [rows, 2], data: new Float32Array(rows * 2) }],
+          { tenant },
+        );
+      const warm = call('warm', 1);
+      const together = [call('a', 3), call('b', 1)];
+      await Promise.all([warm, ...together]);
+      expect(batcher.stats().batches).toBe(2);
+      const a = settled.find((entry) => entry.tenant === 'a');
+      const b = settled.find((entry) => entry.tenant === 'b');
+      expect(a?.costUsd).toBeGreaterThan(0);
+      // Same execution, 3 rows vs 1 row: a pays three times b (not the whole batch each).
+      expect((a?.costUsd ?? 0) / (b?.costUsd ?? 1)).toBeCloseTo(3, 5);
+      // $1 per GPU-second: the pair together paid about one 20 ms execution, not two.
+      expect((a?.costUsd ?? 0) + (b?.costUsd ?? 0)).toBeLessThan(0.1);
+    } finally {
+      await client.close();
+      await batcher.close();
+      await grpc.close();
+    }
+  });
+});
