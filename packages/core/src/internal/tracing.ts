@@ -1,16 +1,8 @@
 import type { Metadata } from '@grpc/grpc-js';
-import {
-  type Attributes,
-  context,
-  propagation,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  type TextMapSetter,
-  trace,
-} from '@opentelemetry/api';
+import type { Attributes, Span, TextMapSetter } from '@opentelemetry/api';
 import type { InfergateError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { loadOtel } from './lazy-modules.js';
 
 const metadataSetter: TextMapSetter<Metadata> = {
   set(carrier, key, value) {
@@ -38,6 +30,7 @@ export function startRpcSpan(
   extra: Attributes = {},
 ): RpcSpan {
   if (!enabled) return noopSpan;
+  const { context, propagation, SpanKind, SpanStatusCode, trace } = loadOtel();
   const tracer = trace.getTracer('@infergate/core', VERSION);
   const parent = context.active();
   const span: Span = tracer.startSpan(
