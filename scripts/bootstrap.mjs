@@ -34,11 +34,14 @@ if (!existsSync(marker) || process.env.CI === 'true') {
   }
 }
 
-const [script, ...args] = process.argv.slice(2);
+// `--dist`: run a TypeScript entry against the built packages (dist/), as users get them — benchmarks
+// use it, since running from source adds the transpiler's helpers to every hot function.
+const dist = process.argv[2] === '--dist';
+const [script, ...args] = process.argv.slice(dist ? 3 : 2);
 if (script === undefined) process.exit(0);
 const tsx = join(root, 'node_modules', '.bin', 'tsx');
 // TypeScript entry points run from source: the "source" export condition maps workspace packages to src/.
 const command = script.endsWith('.ts')
-  ? [tsx, ['--conditions=source', join(root, script), ...args]]
+  ? [tsx, [...(dist ? [] : ['--conditions=source']), join(root, script), ...args]]
   : [process.execPath, [join(root, script), ...args]];
 process.exit(run(command[0], command[1]));

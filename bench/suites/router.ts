@@ -43,11 +43,14 @@ async function overhead(reps: number, sliceMs: number, cases: BenchCase[]): Prom
     await slice(router, 500);
     const arms = { direct: [] as number[], router: [] as number[] };
     const latencies = { direct: [] as number[], router: [] as number[] };
+    const order = [
+      ['direct', client.grpc],
+      ['router', router],
+    ] as const;
     for (let rep = 0; rep < reps; rep++) {
-      for (const [arm, transport] of [
-        ['direct', client.grpc],
-        ['router', router],
-      ] as const) {
+      // A B, then B A: whichever arm runs second inherits the first one's garbage; alternating
+      // spreads that evenly over both arms.
+      for (const [arm, transport] of rep % 2 === 0 ? order : [...order].reverse()) {
         const result = await slice(transport, sliceMs);
         arms[arm].push(result.perSec);
         latencies[arm].push(...result.latencies);
@@ -159,7 +162,7 @@ async function failover(runs: number, cases: BenchCase[]): Promise<number> {
 }
 
 export async function run(): Promise<void> {
-  const reps = Number(flag('reps') ?? 5);
+  const reps = Number(flag('reps') ?? 8);
   const sliceMs = Number(flag('sliceMs') ?? 1000);
   const failovers = Number(flag('failovers') ?? 3);
   const cases: BenchCase[] = [];

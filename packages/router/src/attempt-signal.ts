@@ -17,10 +17,21 @@ export interface ScopedSignal {
 
 const noop = () => {};
 
+/** The scope of a call with neither a signal nor a deadline: shared, it holds nothing. */
+const NO_SCOPE: ScopedSignal = {
+  signal: undefined,
+  deadline: undefined,
+  timedOut: () => false,
+  clearTimeout: noop,
+  abort: noop,
+  dispose: noop,
+};
+
 /**
  * Creates the child signal. Without a timeout and unless `own` is set, the scope passes the parent
- * through (no controller, no listener): the hot path of a call without deadlines allocates nothing. Aborting it never touches the parent or any sibling — the reason this
- * exists instead of opossum's shared AbortController.
+ * through (no controller, no listener): the hot path of a call without deadlines allocates nothing.
+ * Aborting it never touches the parent or any sibling, which is why it exists instead of opossum's shared
+ * AbortController.
  */
 export function scopedSignal(
   parent: AbortSignal | undefined,
@@ -29,6 +40,7 @@ export function scopedSignal(
   own = false,
 ): ScopedSignal {
   if (timeoutMs === undefined && !own) {
+    if (parent === undefined) return NO_SCOPE;
     return {
       signal: parent,
       deadline: undefined,

@@ -6,7 +6,7 @@ import type { Breaker, BreakerPermit } from './breaker.js';
 import { classifyError, type ErrorClass, toInfergateError } from './classify.js';
 import type { ResolvedRouterOptions, RouteNode } from './config.js';
 import { RetryBudget } from './retry-budget.js';
-import { planRoute } from './route-plan.js';
+import { isFixedRoute, planRoute } from './route-plan.js';
 import type { AttemptOutcome, RouterEvents } from './router-events.js';
 import type { RouterTelemetry } from './router-telemetry.js';
 
@@ -59,6 +59,7 @@ export class RouteEngine<T extends RouteTarget> {
   readonly #budget: RetryBudget;
   readonly #telemetry: RouterTelemetry;
   readonly #events: RouterEvents;
+  #fixedCandidates: readonly T[] | undefined;
 
   constructor(
     targets: readonly T[],
@@ -198,7 +199,11 @@ export class RouteEngine<T extends RouteTarget> {
     if (limit !== undefined) options.timeoutMs = limit;
     try {
       const value = await run(target, options, handle);
-      if (!keepOpen) await this.finish(handle, 'success');
+      if (!keepOpen) {
+        // A closed breaker's success changes nothing to wait for: finish without an extra await.
+        if (permit.probe) await this.finish(handle, 'success');
+        else void this.finish(handle, 'success');
+      }
       return { ok: true, value, handle };
     } catch (thrown) {
       const failure = this.classify(handle, thrown);
@@ -257,13 +262,16 @@ export class RouteEngine<T extends RouteTarget> {
     }
   }
 
-  #candidates(): T[] {
+  #candidates(): readonly T[] {
+    // A route without weighted groups plans the same order every time: plan it once.
+    if (this.#fixedCandidates !== undefined) return this.#fixedCandidates;
     const names = planRoute(this.#route, this.#random);
     const list: T[] = [];
     for (const name of names) {
       const target = this.targets.get(name);
       if (target !== undefined) list.push(target);
     }
+    if (isFixedRoute(this.#route)) this.#fixedCandidates = list;
     return list;
   }
 

@@ -5,6 +5,13 @@ import type { RouteNode } from './config.js';
  * weighted random order (Efraimidis–Spirakis: sort by random^(1/weight)), so the first choice is
  * proportional to weight and the others are in-group failover. Each target appears once.
  */
+/** True when the route has no weighted group of several members: its order never changes. */
+export function isFixedRoute(node: RouteNode): boolean {
+  if (typeof node === 'string') return true;
+  if ('fallback' in node) return node.fallback.every(isFixedRoute);
+  return node.group.length === 1 && isFixedRoute((node.group[0] as { route: RouteNode }).route);
+}
+
 export function planRoute(node: RouteNode, random: () => number, into: string[] = []): string[] {
   if (typeof node === 'string') {
     if (!into.includes(node)) into.push(node);
