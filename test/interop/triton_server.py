@@ -131,6 +131,112 @@ def repeat(requests):
         yield [{"OUT": np.array([i], dtype=np.int32)}]
 
 
+GENERATE_DEFAULT_MAX_TOKENS = 16
+
+
+def _flag(req, name: str, default: bool) -> bool:
+    return bool(req[name].reshape(-1)[0]) if name in req else default
+
+
+def _generate_words(prompt: str) -> list[str]:
+    """The words the `generate` model replies with: those of the prompt's last line.
+
+    Trailing blank lines and a trailing `assistant:` cue (formatChatPrompt's last line) are skipped,
+    and a leading `<role>: ` is dropped, so `user: one two\nassistant:` -> ["one", "two"].
+    """
+    lines = [line.strip() for line in prompt.splitlines()]
+    while lines and (lines[-1] == "" or lines[-1] == "assistant:"):
+        lines.pop()
+    if not lines:
+        return []
+    role, sep, rest = lines[-1].partition(": ")
+    last = rest if sep and role.isidentifier() else lines[-1]
+    return last.split()
+
+
+def generate(requests):
+    """Decoupled LLM stand-in with the vLLM/TensorRT-LLM `text_input`/`text_output` convention.
+
+    Replies with the words of the prompt's last line (see _generate_words), one token per word,
+    cut at `max_tokens` (default 16) and before the first occurrence of any `stop_words` string.
+    stream=True: one response per token with the delta text (" word" after the first), then the
+    final flag; stream=False: one response with the whole text (the prompt prepended unless
+    exclude_input_in_output). `finish_reason` ("length" | "stop"; "None" on earlier responses),
+    `num_input_tokens` (whitespace words of the prompt) and `num_output_tokens` (tokens in this
+    response) are sent when the matching return_* input is true. Request parameter `delay_ms` (int)
+    sleeps before each token. `temperature` is accepted and ignored; max_tokens < 1 is an error.
+    """
+    if len(requests) != 1:
+        raise ValueError(f"generate expects one request per execution, got {len(requests)}")
+    req = requests[0]
+    prompt = req["text_input"].reshape(-1)[0]
+    prompt = prompt.decode("utf-8") if isinstance(prompt, bytes) else str(prompt)
+    stream = _flag(req, "stream", False)
+    exclude_input = _flag(req, "exclude_input_in_output", False)
+    max_tokens = int(req["max_tokens"].reshape(-1)[0]) if "max_tokens" in req else GENERATE_DEFAULT_MAX_TOKENS
+    if max_tokens < 1:
+        raise ValueError(f"generate: max_tokens must be at least 1, got {max_tokens}")
+    stop_words = []
+    if "stop_words" in req:
+        for item in req["stop_words"].reshape(-1):
+            word = item.decode("utf-8") if isinstance(item, bytes) else str(item)
+            if word:
+                stop_words.append(word)
+    want_input_tokens = _flag(req, "return_num_input_tokens", False)
+    want_output_tokens = _flag(req, "return_num_output_tokens", False)
+    want_finish = _flag(req, "return_finish_reason", False)
+    params = req.parameters or {}
+    delay_s = max(0, int(params.get("delay_ms", 0))) / 1000.0
+
+    # Plan the reply: (delta, token count) pieces and the finish reason.
+    words = _generate_words(prompt)
+    pieces: list[str] = []
+    finish = "stop"
+    text = ""
+    for index, word in enumerate(words):
+        if index == max_tokens:
+            finish = "length"
+            break
+        piece = word if index == 0 else f" {word}"
+        candidate = text + piece
+        hits = [at for at in (candidate.find(stop) for stop in stop_words) if at >= 0]
+        if hits:
+            cut = candidate[len(text) : min(hits)]
+            if cut:
+                pieces.append(cut)
+            finish = "stop"
+            break
+        pieces.append(piece)
+        text = candidate
+
+    def response(delta: str, tokens: int, last: bool) -> dict:
+        out = {"text_output": np.array([delta.encode("utf-8")], dtype=np.object_)}
+        if want_input_tokens:
+            out["num_input_tokens"] = np.array([len(prompt.split())], dtype=np.int32)
+        if want_output_tokens:
+            out["num_output_tokens"] = np.array([tokens], dtype=np.int32)
+        if want_finish:
+            out["finish_reason"] = np.array([(finish if last else "None").encode()], dtype=np.object_)
+        return out
+
+    if not stream:
+        for _ in pieces:
+            if delay_s > 0:
+                time.sleep(delay_s)
+        whole = "".join(pieces)
+        if not exclude_input:
+            whole = prompt + whole
+        yield [response(whole, len(pieces), last=True)]
+        return
+    if not pieces:
+        yield [response("", 0, last=True)]
+        return
+    for index, piece in enumerate(pieces):
+        if delay_s > 0:
+            time.sleep(delay_s)
+        yield [response(piece, 1, last=index == len(pieces) - 1)]
+
+
 def sequence_echo(requests):
     return [{"OUTPUT0": r["INPUT0"]} for r in requests]
 
@@ -205,6 +311,31 @@ def bind_models(triton: Triton) -> None:
             Tensor(name="DELAY_MS", dtype=np.int32, shape=(1,), optional=True),
         ],
         outputs=[Tensor(name="OUT", dtype=np.int32, shape=(1,))],
+        config=ModelConfig(batching=False, decoupled=True),
+        strict=True,
+    )
+
+    # LLM stand-in for createTritonChatModel (text_input/text_output convention, vLLM/TRT-LLM style).
+    triton.bind(
+        model_name="generate",
+        infer_func=generate,
+        inputs=[
+            Tensor(name="text_input", dtype=np.bytes_, shape=(1,)),
+            Tensor(name="stream", dtype=np.bool_, shape=(1,)),
+            Tensor(name="exclude_input_in_output", dtype=np.bool_, shape=(1,), optional=True),
+            Tensor(name="max_tokens", dtype=np.int32, shape=(1,), optional=True),
+            Tensor(name="temperature", dtype=np.float32, shape=(1,), optional=True),
+            Tensor(name="stop_words", dtype=np.bytes_, shape=(-1,), optional=True),
+            Tensor(name="return_num_input_tokens", dtype=np.bool_, shape=(1,), optional=True),
+            Tensor(name="return_num_output_tokens", dtype=np.bool_, shape=(1,), optional=True),
+            Tensor(name="return_finish_reason", dtype=np.bool_, shape=(1,), optional=True),
+        ],
+        outputs=[
+            Tensor(name="text_output", dtype=np.bytes_, shape=(-1,)),
+            Tensor(name="num_input_tokens", dtype=np.int32, shape=(1,)),
+            Tensor(name="num_output_tokens", dtype=np.int32, shape=(1,)),
+            Tensor(name="finish_reason", dtype=np.bytes_, shape=(-1,)),
+        ],
         config=ModelConfig(batching=False, decoupled=True),
         strict=True,
     )
