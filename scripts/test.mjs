@@ -5,7 +5,7 @@
 //   node scripts/test.mjs [--only step,step] [--skip step,step]
 // Steps: gen, lint, typecheck, docs, build, packages, unit, unit-node24, interop.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -151,5 +151,7 @@ for (const result of results) {
     `${result.name.padEnd(14)} ${String(result.passed).padStart(6)}  ${String(result.failed).padStart(6)}  ${String(result.seconds).padStart(7)}  ${result.note ?? ''}`,
   );
 }
-console.log(`\n${passed} passed, ${failed} failed`);
+const summary = `${passed} passed, ${failed} failed`;
+writeFileSync(join(tmp, 'test-summary.txt'), `${summary}\n`);
+console.log(`\n${summary}`);
 process.exit(failed === 0 ? 0 : 1);
