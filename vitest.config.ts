@@ -25,7 +25,11 @@ export default defineConfig({
           include: ['test/interop/**/*.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 240_000,
-          // One real Triton per host: run every interop file in one worker, one after another.
+          // One real Triton for the whole project (test/interop/README.md): started here, shared by
+          // every file through inject('triton'), stopped when the run ends.
+          globalSetup: ['test/interop/global-setup.ts'],
+          // Files share the server's state (log/trace settings, repository, shared memory, slow_queue):
+          // run them in one worker, one after another.
           fileParallelism: false,
         },
       },

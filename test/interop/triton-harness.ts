@@ -1,7 +1,7 @@
 // Start/stop a real Triton Inference Server (CPU, via PyTriton) for interop tests.
 // Node built-ins only; no project imports. See README.md in this folder.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +28,11 @@ export interface StartTritonOptions {
   accessToken?: string;
   /** Restricted endpoint groups; [] = nothing restricted (default DEFAULT_RESTRICTED_ENDPOINTS). */
   restrictedEndpoints?: string[];
+  /**
+   * Also append every server log line (stderr as is, stdout prefixed `[stdout] `) to this file,
+   * truncated at start. Lets other processes (test workers) read the log of a shared server.
+   */
+  logFile?: string;
 }
 
 export interface TritonHandle {
@@ -145,6 +150,11 @@ export async function startTriton(options: StartTritonOptions = {}): Promise<Tri
   ensureVenv();
   const [grpcPort, httpPort, metricsPort] = await distinctFreePorts(3);
 
+  const { logFile } = options;
+  if (logFile) {
+    mkdirSync(dirname(logFile), { recursive: true });
+    writeFileSync(logFile, '');
+  }
   const logLines: string[] = [];
   const MAX_LOG_LINES = 5000;
   const pushLog = (prefix: string, chunk: string, carry: { rest: string }) => {
@@ -153,6 +163,13 @@ export async function startTriton(options: StartTritonOptions = {}): Promise<Tri
     for (const line of parts) {
       logLines.push(prefix + line);
       if (logLines.length > MAX_LOG_LINES) logLines.shift();
+    }
+    if (logFile && parts.length > 0) {
+      try {
+        appendFileSync(logFile, parts.map((line) => `${prefix}${line}\n`).join(''));
+      } catch {
+        /* the in-memory tail still has it */
+      }
     }
   };
   const logTail = (lines = 60) => logLines.slice(-lines).join('\n');

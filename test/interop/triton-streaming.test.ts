@@ -1,0 +1,165 @@
+// Decoupled streaming (repeat), stream sessions and cancellation.
+// @infergate/core against the interop run's one real Triton 2.51 (PyTriton 0.7.0, CPU), started once
+// for every file by global-setup.ts. See README.md in this folder.
+import {
+  createTritonClient,
+  type InfergateError,
+  type InferResult,
+  type TritonClient,
+} from '@infergate/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  logSize,
+  printLogTailOnFailure,
+  type SharedTritonInfo,
+  sharedTriton,
+  waitForLog,
+} from './shared-triton.js';
+import { caught, collect, repeatInputs } from './triton-helpers.js';
+
+let triton: SharedTritonInfo;
+/** Plain gRPC (no automatic shared memory), no access token. */
+let client: TritonClient;
+/** The same with the access token for the restricted `trace` and `logging` groups. */
+let admin: TritonClient;
+
+beforeAll(() => {
+  // Throws the start error with the server log tail if the shared Triton is not up: every test fails.
+  triton = sharedTriton();
+  client = createTritonClient({ url: triton.grpcAddress, enableGpuIpc: false });
+  admin = createTritonClient({
+    url: triton.grpcAddress,
+    enableGpuIpc: false,
+    accessToken: triton.accessToken,
+  });
+});
+
+afterAll(async () => {
+  // The cancellation test raises log_verbose_level and puts it back; make sure it is the default again.
+  await admin?.updateLogSettings({ log_verbose_level: 0 }).catch(() => {});
+  await client?.close();
+  await admin?.close();
+});
+
+printLogTailOnFailure();
+
+// ── decoupled streaming, stream sessions, cancellation ──────────────────────────────────────
+
+describe('decoupled streaming (repeat)', () => {
+  it('inferStream yields 0, 1 and N responses and ends on the final flag', async () => {
+    expect(await collect(client.inferStream('repeat', repeatInputs(0)))).toEqual([]);
+    expect(await collect(client.inferStream('repeat', repeatInputs(1)))).toEqual([0]);
+    const results: InferResult[] = [];
+    for await (const r of client.inferStream('repeat', repeatInputs(5), { requestId: 'five' }))
+      results.push(r);
+    expect(results.map((r) => r.output('OUT').toArray()[0])).toEqual([0, 1, 2, 3, 4]);
+    for (const r of results) {
+      expect(r.id).toBe('five');
+      expect(r.model).toBe('repeat');
+      expect(r.parameters.triton_final_response).toBe(false);
+    }
+  });
+
+  it("a model error ends the stream with the model's message", async () => {
+    const error = await caught(collect(client.inferStream('repeat', repeatInputs(-1))));
+    expect(error.rawMessage).toContain('repeat: IN must be >= 0, got -1');
+  });
+
+  it('unary infer() on a decoupled model is UNIMPLEMENTED', async () => {
+    const error = await caught(client.infer('repeat', repeatInputs(1)));
+    expect(error.code).toBe('UNIMPLEMENTED');
+    expect(error.rawMessage).toContain(
+      "ModelInfer RPC doesn't support models with decoupled transaction policy",
+    );
+  });
+
+  it('openStream: concurrent requests are matched by id and one failure ends only its own request', async () => {
+    const session = client.openStream();
+    const settle = async (iterable: AsyncIterable<InferResult>) => {
+      const got: unknown[] = [];
+      try {
+        for await (const r of iterable) got.push(`${r.id}:${r.output('OUT').toArray()[0]}`);
+        return got;
+      } catch (error) {
+        return [...got, (error as InfergateError).rawMessage.includes('IN must be >= 0') ? 'failed' : error];
+      }
+    };
+    const results = await Promise.all([
+      settle(session.infer('repeat', repeatInputs(3, 40))),
+      settle(session.infer('repeat', repeatInputs(-1))),
+      settle(session.infer('repeat', repeatInputs(2, 30), { requestId: 'mine' })),
+      settle(session.infer('repeat', repeatInputs(0))),
+      settle(session.infer('repeat', repeatInputs(4))),
+    ]);
+    expect(results).toEqual([
+      ['infergate-1:0', 'infergate-1:1', 'infergate-1:2'],
+      ['failed'],
+      ['mine:0', 'mine:1'],
+      [],
+      ['infergate-4:0', 'infergate-4:1', 'infergate-4:2', 'infergate-4:3'],
+    ]);
+    expect(session.pending).toBe(0);
+    await session.close();
+  });
+
+  it('leaving the loop early cancels the RPC: the client returns at once and Triton logs the cancellation', async () => {
+    await admin.updateLogSettings({ log_verbose_level: 1 });
+    // Only lines logged from here on count (the shared server's log holds the whole run).
+    const since = logSize();
+    try {
+      const started = Date.now();
+      const seen: unknown[] = [];
+      // 20 responses, 100 ms apart: 2 s if it ran to the end.
+      for await (const r of client.inferStream('repeat', repeatInputs(20, 100), {
+        requestId: 'leave-early',
+      })) {
+        seen.push(r.output('OUT').toArray()[0]);
+        if (seen.length === 2) break;
+      }
+      const elapsed = Date.now() - started;
+      expect(seen).toEqual([0, 1]);
+      expect(elapsed).toBeLessThan(1000);
+      const line = await waitForLog(
+        /Cancellation notification received for ModelStreamInferHandler/,
+        3000,
+        since,
+      );
+      expect(line).toBeDefined();
+      // PyTriton's callable keeps yielding; Triton drops what it sends for the cancelled call.
+      expect(
+        await waitForLog(/skipping response generation as grpc transaction was cancelled/, 3000, since),
+      ).toBeDefined();
+    } finally {
+      await admin.updateLogSettings({ log_verbose_level: 0 });
+    }
+  });
+
+  it('aborting the signal rejects promptly with CANCELLED', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 250);
+    const started = Date.now();
+    const seen: unknown[] = [];
+    const error = await caught(
+      (async () => {
+        for await (const r of client.inferStream('repeat', repeatInputs(20, 100), {
+          signal: controller.signal,
+        }))
+          seen.push(r.output('OUT').toArray()[0]);
+      })(),
+    );
+    expect(error.code).toBe('CANCELLED');
+    expect(Date.now() - started).toBeLessThan(1000);
+    // Maybe none: PyTriton's callable of the stream cancelled just before keeps the one instance busy.
+    expect(seen.length).toBeLessThan(20);
+  });
+
+  it('StreamSession.cancel() fails the unfinished requests with CANCELLED', async () => {
+    const session = client.openStream();
+    const iterable = session.infer('repeat', repeatInputs(20, 100));
+    const started = Date.now();
+    setTimeout(() => session.cancel(), 250);
+    const error = await caught(collect(iterable));
+    expect(error.code).toBe('CANCELLED');
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+});
