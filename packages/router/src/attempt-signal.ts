@@ -18,7 +18,7 @@ export interface ScopedSignal {
 const noop = () => {};
 
 /** The scope of a call with neither a signal nor a deadline: shared, it holds nothing. */
-const NO_SCOPE: ScopedSignal = {
+export const NO_SCOPE: ScopedSignal = {
   signal: undefined,
   deadline: undefined,
   timedOut: () => false,

@@ -44,6 +44,14 @@ export interface BreakerPermit {
 
 const NEVER_MS = 2 ** 31 - 1;
 const done = Promise.resolve();
+const attemptFailed = new Error('attempt failed');
+const ignore = () => undefined;
+/** A rejected outcome for opossum; handled here too, since opossum may not look at it (when open). */
+function failedOutcome(): Promise<void> {
+  const outcome = Promise.reject(attemptFailed);
+  outcome.catch(ignore);
+  return outcome;
+}
 
 /**
  * A circuit breaker for one target. opossum 9 keeps the rolling window and decides when a closed
@@ -192,21 +200,15 @@ export class Breaker {
   }
 
   #closedPermit(): BreakerPermit {
-    let settle: ((failed: boolean) => void) | undefined;
-    const outcome = new Promise<void>((resolve, reject) => {
-      settle = (failed) => (failed ? reject(new Error('attempt failed')) : resolve());
-    });
-    const accounted = this.#opossum.fire(outcome).then(
-      () => undefined,
-      () => undefined,
-    );
     let reported = false;
+    // The outcome goes to opossum when the attempt ends (an already-settled promise), so nothing of
+    // opossum's is held while the call is in flight: under load that is many calls' worth of
+    // promises that would otherwise outlive a garbage collection.
     const report = (failed: boolean): Promise<void> => {
       if (reported) return done;
       reported = true;
       if (failed) this.#lastFailureAt = Date.now();
-      settle?.(failed);
-      return accounted;
+      return this.#opossum.fire(failed ? failedOutcome() : done).then(ignore, ignore);
     };
     return {
       probe: false,

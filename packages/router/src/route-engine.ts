@@ -1,6 +1,6 @@
 import { abortError, type CallOptions, ErrorCode, InfergateError } from '@infergate/core';
 import { type Span, SpanStatusCode } from '@opentelemetry/api';
-import { type ScopedSignal, scopedSignal } from './attempt-signal.js';
+import { NO_SCOPE, type ScopedSignal, scopedSignal } from './attempt-signal.js';
 import { fullJitterDelay, sleep } from './backoff.js';
 import type { Breaker, BreakerPermit } from './breaker.js';
 import { classifyError, type ErrorClass, toInfergateError } from './classify.js';
@@ -87,6 +87,8 @@ export class RouteEngine<T extends RouteTarget> {
     keepOpen = false,
   ): Promise<Attempted<R, T>> {
     const callScope = scopedSignal(call.signal, call.timeoutMs, 'the call');
+    // Nothing to dispose (no signal, no deadline): skip the extra async frame on the hot path.
+    if (callScope === NO_SCOPE) return this.#loop(call, callScope, attempt, policy, keepOpen);
     let keepScope = false;
     try {
       const result = await this.#loop(call, callScope, attempt, policy, keepOpen);
@@ -194,9 +196,13 @@ export class RouteEngine<T extends RouteTarget> {
       span: this.#telemetry.startAttempt(target.name, attempt),
       started: performance.now(),
     };
-    const options: CallOptions = { ...call };
-    if (scope.signal !== undefined) options.signal = scope.signal;
-    if (limit !== undefined) options.timeoutMs = limit;
+    // The caller's options go through as they are unless the attempt has its own signal or deadline.
+    let options: CallOptions = call;
+    if ((scope.signal !== undefined && scope.signal !== call.signal) || limit !== undefined) {
+      options = { ...call };
+      if (scope.signal !== undefined) options.signal = scope.signal;
+      if (limit !== undefined) options.timeoutMs = limit;
+    }
     try {
       const value = await run(target, options, handle);
       if (!keepOpen) {
