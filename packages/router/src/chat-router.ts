@@ -5,10 +5,10 @@ import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
 import { createBreaker } from './build-targets.js';
 import { type ChatRouterConfig, chatRouterConfigSchema } from './config.js';
 import type { RouterControls } from './infer-router.js';
-import { RouteEngine, type RouteTarget } from './route-engine.js';
+import { createRouteEngine, type RouteEngine, type RouteTarget } from './route-engine.js';
 import { routedStream } from './routed-stream.js';
 import { type RouterEventMap, RouterEvents } from './router-events.js';
-import { RouterTelemetry } from './router-telemetry.js';
+import type { RouterTelemetry } from './router-telemetry.js';
 
 interface ChatTarget extends RouteTarget {
   readonly model: ChatModel;
@@ -50,13 +50,7 @@ export class ChatRouter implements ChatModel, RouterControls {
     }));
     const windows = list.map((target) => target.contextWindow);
     if (windows.every((window) => window !== undefined)) this.contextWindow = Math.max(...windows);
-    this.#telemetry = new RouterTelemetry(options.name, () => list.map((target) => target.breaker));
-    for (const target of list) {
-      target.breaker.on('state-change', ({ from, to }) => {
-        this.events.emit('breaker-state', { target: target.name, from, to });
-      });
-    }
-    this.#engine = new RouteEngine(list, options, this.#telemetry, this.events);
+    ({ engine: this.#engine, telemetry: this.#telemetry } = createRouteEngine(list, options, this.events));
   }
 
   on<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this {

@@ -12,10 +12,10 @@ import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
 import { createBreaker, readinessProbe } from './build-targets.js';
 import { classifyError } from './classify.js';
 import { type ResolvedRouterConfig, type RouterConfig, routerConfigSchema } from './config.js';
-import { RouteEngine, type RouteTarget } from './route-engine.js';
+import { createRouteEngine, type RouteEngine, type RouteTarget } from './route-engine.js';
 import { routedStream } from './routed-stream.js';
 import { type RouterEventMap, RouterEvents } from './router-events.js';
-import { RouterTelemetry } from './router-telemetry.js';
+import type { RouterTelemetry } from './router-telemetry.js';
 import { SequencePins, sequenceOf } from './sequence-pins.js';
 
 interface TritonTarget extends RouteTarget {
@@ -65,13 +65,7 @@ export class InferRouter implements InferTransport, RouterControls {
       };
     });
     this.#owned = list.map((target) => target.transport);
-    this.#telemetry = new RouterTelemetry(options.name, () => list.map((target) => target.breaker));
-    for (const target of list) {
-      target.breaker.on('state-change', ({ from, to }) => {
-        this.events.emit('breaker-state', { target: target.name, from, to });
-      });
-    }
-    this.#engine = new RouteEngine(list, options, this.#telemetry, this.events);
+    ({ engine: this.#engine, telemetry: this.#telemetry } = createRouteEngine(list, options, this.events));
   }
 
   on<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this {

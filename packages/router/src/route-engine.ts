@@ -8,7 +8,7 @@ import type { ResolvedRouterOptions, RouteNode } from './config.js';
 import { RetryBudget } from './retry-budget.js';
 import { isFixedRoute, planRoute } from './route-plan.js';
 import type { AttemptOutcome, RouterEvents } from './router-events.js';
-import type { RouterTelemetry } from './router-telemetry.js';
+import { RouterTelemetry } from './router-telemetry.js';
 
 /** One destination of a router, whatever kind. */
 export interface RouteTarget {
@@ -51,6 +51,24 @@ type AttemptResult<R, T> =
  * or cooling targets, classifies each failure, falls back, retries whole passes with backoff under
  * the retry budget, and fails fast when nothing is available.
  */
+/**
+ * Wires targets to one engine: telemetry over their breakers and breaker state changes re-emitted
+ * as the router's 'breaker-state' events. Both router kinds are built this way.
+ */
+export function createRouteEngine<T extends RouteTarget>(
+  list: readonly T[],
+  options: ResolvedRouterOptions,
+  events: RouterEvents,
+): { engine: RouteEngine<T>; telemetry: RouterTelemetry } {
+  const telemetry = new RouterTelemetry(options.name, () => list.map((target) => target.breaker));
+  for (const target of list) {
+    target.breaker.on('state-change', ({ from, to }) => {
+      events.emit('breaker-state', { target: target.name, from, to });
+    });
+  }
+  return { engine: new RouteEngine(list, options, telemetry, events), telemetry };
+}
+
 export class RouteEngine<T extends RouteTarget> {
   readonly targets: ReadonlyMap<string, T>;
   readonly #route: RouteNode;
