@@ -33,6 +33,14 @@ export interface StartTritonOptions {
    * truncated at start. Lets other processes (test workers) read the log of a shared server.
    */
   logFile?: string;
+  /**
+   * OTLP/HTTP endpoint (`http://127.0.0.1:<port>/v1/traces`): start Triton in OpenTelemetry trace
+   * mode (level TIMESTAMPS, rate 1) exporting every request's spans there as JSON. Default: Triton's
+   * own trace mode, tracing off (what the shared server and triton-access.test.ts expect).
+   */
+  otelTraceUrl?: string;
+  /** Serve only these models (default: every model of triton_server.py). */
+  models?: string[];
 }
 
 export interface TritonHandle {
@@ -184,6 +192,8 @@ export async function startTriton(options: StartTritonOptions = {}): Promise<Tri
       `--metrics-port=${metricsPort}`,
       `--access-token=${accessToken}`,
       `--restricted-endpoints=${restrictedEndpoints.join(',')}`,
+      ...(options.otelTraceUrl ? [`--otel-trace-url=${options.otelTraceUrl}`] : []),
+      ...(options.models ? [`--models=${options.models.join(',')}`] : []),
     ],
     { cwd: HERE, env: pythonEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );

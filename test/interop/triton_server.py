@@ -20,6 +20,11 @@ Ports/options come from CLI flags, falling back to environment variables:
         "" = nothing restricted; valid groups: health, metadata, inference,
         shared-memory, model-config, model-repository, statistics, trace, logging)
   --log-verbose    INFERGATE_TRITON_LOG_VERBOSE   (default 0)
+  --otel-trace-url INFERGATE_TRITON_OTEL_TRACE_URL (default "" = Triton's own trace mode)
+        OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318/v1/traces): start Triton in OpenTelemetry
+        trace mode, level TIMESTAMPS, rate 1, exporting every request's spans there (JSON)
+  --models         INFERGATE_TRITON_MODELS        (default "" = every model)
+        comma-separated model names to serve (fewer models start and stop faster)
 
 See README.md in this folder for the model catalogue.
 """
@@ -241,9 +246,15 @@ def sequence_echo(requests):
     return [{"OUTPUT0": r["INPUT0"]} for r in requests]
 
 
-def bind_models(triton: Triton) -> None:
+def bind_models(triton: Triton, only: set[str] | None = None) -> None:
+    """Bind the PyTriton models; with `only`, just those named there."""
+
+    def bind(**kwargs) -> None:
+        if only is None or kwargs["model_name"] in only:
+            triton.bind(**kwargs)
+
     for suffix, dtype in IDENTITY_DTYPES.items():
-        triton.bind(
+        bind(
             model_name=f"identity_{suffix}",
             infer_func=identity,
             inputs=[Tensor(name="INPUT0", dtype=dtype, shape=(-1,))],
@@ -253,7 +264,7 @@ def bind_models(triton: Triton) -> None:
         )
 
     # Batched identity: full shape is [batch(<=8), N].
-    triton.bind(
+    bind(
         model_name="identity_fp32_batched",
         infer_func=identity,
         inputs=[Tensor(name="INPUT0", dtype=np.float32, shape=(-1,))],
@@ -262,7 +273,7 @@ def bind_models(triton: Triton) -> None:
         strict=True,
     )
 
-    triton.bind(
+    bind(
         model_name="add_sub",
         infer_func=add_sub,
         inputs=[
@@ -281,7 +292,7 @@ def bind_models(triton: Triton) -> None:
         strict=True,
     )
 
-    triton.bind(
+    bind(
         model_name="slow_queue",
         infer_func=slow_queue,
         inputs=[Tensor(name="INPUT0", dtype=np.float32, shape=(-1,))],
@@ -303,7 +314,7 @@ def bind_models(triton: Triton) -> None:
         strict=True,
     )
 
-    triton.bind(
+    bind(
         model_name="repeat",
         infer_func=repeat,
         inputs=[
@@ -316,7 +327,7 @@ def bind_models(triton: Triton) -> None:
     )
 
     # LLM stand-in for createTritonChatModel (text_input/text_output convention, vLLM/TRT-LLM style).
-    triton.bind(
+    bind(
         model_name="generate",
         infer_func=generate,
         inputs=[
@@ -340,7 +351,7 @@ def bind_models(triton: Triton) -> None:
         strict=True,
     )
 
-    triton.bind(
+    bind(
         model_name="sequence_echo",
         infer_func=sequence_echo,
         inputs=[Tensor(name="INPUT0", dtype=np.int32, shape=(1,))],
@@ -368,6 +379,8 @@ def parse_args(argv=None):
         default=os.environ.get("INFERGATE_TRITON_RESTRICTED_ENDPOINTS", "trace,logging"),
     )
     p.add_argument("--log-verbose", type=int, default=_env_int("INFERGATE_TRITON_LOG_VERBOSE", 0))
+    p.add_argument("--otel-trace-url", default=os.environ.get("INFERGATE_TRITON_OTEL_TRACE_URL", ""))
+    p.add_argument("--models", default=os.environ.get("INFERGATE_TRITON_MODELS", ""))
     return p.parse_args(argv)
 
 
@@ -406,10 +419,12 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
 
+    only = {m.strip() for m in args.models.split(",") if m.strip()} or None
+
     started = time.monotonic()
     workspace = Workspace()  # temporary dir under ~/.cache/pytriton, removed by Triton.stop()
     for model_dir in sorted(PLAIN_MODELS_DIR.iterdir()):
-        if (model_dir / "config.pbtxt").is_file():
+        if (model_dir / "config.pbtxt").is_file() and (only is None or model_dir.name in only):
             shutil.copytree(model_dir, workspace.model_store_path / model_dir.name)
 
     # local_model_store=True: PyTriton writes each model (config.pbtxt + proxy
@@ -422,11 +437,27 @@ def main(argv=None) -> int:
         security_config=security,
         triton_lifecycle_policy=TritonLifecyclePolicy(launch_triton_on_startup=True, local_model_store=True),
     )
+    if args.otel_trace_url:
+        # Only tritonserver gets --trace-config. Not through TritonConfig(trace_config=...): PyTriton
+        # would then also trace inside every model proxy (configure_tracing, a proxy-side tracer),
+        # which needs the opentelemetry-* Python packages (not pinned) and adds spans of its own.
+        # `_triton_server_config` is built in Triton.__init__ and read when run() starts the server.
+        # Triton's OTLP/HTTP exporter posts JSON (hex ids); bsp_schedule_delay=100 ms exports soon.
+        triton._triton_server_config["trace_config"] = [
+            "mode=opentelemetry",
+            "level=TIMESTAMPS",
+            "rate=1",
+            f"opentelemetry,url={args.otel_trace_url}",
+            "opentelemetry,bsp_schedule_delay=100",
+        ]
     try:
-        bind_models(triton)
+        bind_models(triton, only)
         triton.run()  # starts tritonserver, loads every bound model, waits until ready
         elapsed = time.monotonic() - started
-        _log(f"ready after {elapsed:.1f}s; restricted={restricted or 'none'}")
+        _log(
+            f"ready after {elapsed:.1f}s; restricted={restricted or 'none'}; "
+            f"models={sorted(only) if only else 'all'}; otel={args.otel_trace_url or 'off'}"
+        )
         ready_out.write(f"READY grpc={args.grpc_port} http={args.http_port} metrics={args.metrics_port}\n")
         ready_out.flush()
         while not stop.wait(0.5):
