@@ -1,7 +1,7 @@
 // Suite `batcher`: the micro-batcher against the reference server's `simulated_gpu` (one FIFO
 // execution slot costing baseMs + perRowMs·rows), arms unbatched (client direct), fixed-delay and
 // adaptive, at closed-loop concurrency 1/8/64/256 and open-loop Poisson arrivals, plus an overload run
-// at ~4× capacity with a bounded queue. `--triton-url host:port` adds closed-loop runs against real
+// at ~4× capacity with a bounded queue. `--triton-url host:port` adds the closed and open loops against real
 // Triton's `add_sub`.
 //   pnpm bench batcher [--triton-url 127.0.0.1:8001] [--seconds 1]
 import { performance } from 'node:perf_hooks';
@@ -318,7 +318,33 @@ export async function run(): Promise<void> {
           { name: 'INPUT1', datatype: 'FP32', shape: [1, 16], data: new Float32Array(16).fill(1) },
         ],
       };
-      await runTarget(addSub, seconds, cases, [1, 64]);
+      await runTarget(addSub, seconds, cases, [1, 8, 64, 256]);
+      // Open loop at 60 % of the unbatched arm's c1 rate, as for simulated_gpu.
+      const c1 = cases.find((entry) => entry.name === 'unbatched c1 triton add_sub')?.itemsPerSec ?? 100;
+      const tritonRate = 0.6 * c1;
+      const tritonArms = await Promise.all(
+        (['unbatched', 'fixed', 'adaptive'] as const).map((name) => makeArm(name, tritonUrl)),
+      );
+      const tritonSamples = tritonArms.map(() => emptySample());
+      try {
+        for (let round = 0; round < 3; round++) {
+          for (const [index, arm] of tritonArms.entries()) {
+            await openLoop(arm, addSub, tritonRate, seconds, tritonSamples[index] as Sample);
+          }
+        }
+      } finally {
+        await Promise.all(tritonArms.map(closeArm));
+      }
+      tritonArms.forEach((arm, index) => {
+        cases.push(
+          toCase(
+            arm.name,
+            `poisson${Math.round(tritonRate)}`,
+            'triton add_sub',
+            tritonSamples[index] as Sample,
+          ),
+        );
+      });
     }
     report({
       suite: 'batcher',
