@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { createTritonClient, SystemSharedMemoryRegion, type TritonClient } from '@infergate/core';
 import { startTestServer, type TestServer } from '@infergate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,6 +104,19 @@ describe('system shared memory', () => {
         { name: 'INPUT0', datatype: 'FP32', shape: [4], sharedMemory: { region: 'r', byteSize: 15 } },
       ]),
     ).rejects.toThrow(/needs 16 bytes/);
+  });
+
+  it('removes regions a process never destroyed when it exits', () => {
+    const root = join(import.meta.dirname, '..', '..');
+    const child = spawnSync(
+      join(root, 'node_modules', '.bin', 'tsx'),
+      ['--conditions=source', join(root, 'test', 'unit', 'fixtures', 'shm-exit-child.ts')],
+      { cwd: root, encoding: 'utf8', timeout: 15_000 },
+    );
+    expect(child.status, child.stderr).toBe(0);
+    const path = child.stdout.trim();
+    expect(path).toMatch(/^\/dev\/shm\/infergate_/);
+    expect(existsSync(path)).toBe(false);
   });
 
   it('CUDA registration carries the raw handle; a CPU-only server refuses it', async () => {
