@@ -1,4 +1,4 @@
-import { type CallOptions, ErrorCode, InfergateError, parseOptions } from '@infergate/core';
+import { type CallOptions, parseOptions } from '@infergate/core';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, ChatStreamEvent } from '@infergate/llm';
 import type { Breaker } from './breaker.js';
 import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
@@ -83,21 +83,15 @@ export class ChatRouter implements ChatModel, RouterControls {
   }
 
   breaker(target: string): Breaker {
-    const found = this.#engine.targets.get(target);
-    if (found === undefined) throw new InfergateError(ErrorCode.NotFound, `no target '${target}'`);
-    return found.breaker;
+    return this.#engine.breaker(target);
   }
 
   breakerStates(): Record<string, BreakerState> {
-    const states: Record<string, BreakerState> = {};
-    for (const [name, target] of this.#engine.targets) states[name] = target.breaker.state;
-    return states;
+    return this.#engine.breakerStates();
   }
 
   toJSON(): Record<string, BreakerSnapshot> {
-    const saved: Record<string, BreakerSnapshot> = {};
-    for (const [name, target] of this.#engine.targets) saved[name] = target.breaker.toJSON();
-    return saved;
+    return this.#engine.snapshot();
   }
 
   /** Stops breaker timers and telemetry (adapters own no connections to close). */

@@ -129,21 +129,15 @@ export class InferRouter implements InferTransport, RouterControls {
   }
 
   breaker(target: string): Breaker {
-    const found = this.#engine.targets.get(target);
-    if (found === undefined) throw new InfergateError(ErrorCode.NotFound, `no target '${target}'`);
-    return found.breaker;
+    return this.#engine.breaker(target);
   }
 
   breakerStates(): Record<string, BreakerState> {
-    const states: Record<string, BreakerState> = {};
-    for (const [name, target] of this.#engine.targets) states[name] = target.breaker.state;
-    return states;
+    return this.#engine.breakerStates();
   }
 
   toJSON(): Record<string, BreakerSnapshot> {
-    const saved: Record<string, BreakerSnapshot> = {};
-    for (const [name, target] of this.#engine.targets) saved[name] = target.breaker.toJSON();
-    return saved;
+    return this.#engine.snapshot();
   }
 
   /** Stops breaker timers and telemetry, and closes every target transport. */

@@ -3,6 +3,7 @@ import { type Span, SpanStatusCode } from '@opentelemetry/api';
 import { NO_SCOPE, type ScopedSignal, scopedSignal } from './attempt-signal.js';
 import { fullJitterDelay, sleep } from './backoff.js';
 import type { Breaker, BreakerPermit } from './breaker.js';
+import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
 import { classifyError, type ErrorClass, toInfergateError } from './classify.js';
 import type { ResolvedRouterOptions, RouteNode } from './config.js';
 import { RetryBudget } from './retry-budget.js';
@@ -284,6 +285,26 @@ export class RouteEngine<T extends RouteTarget> {
         ...(error !== undefined ? { error } : {}),
       });
     }
+  }
+
+  /** The breaker of a target; NOT_FOUND for a name the router does not have. */
+  breaker(name: string): Breaker {
+    const found = this.targets.get(name);
+    if (found === undefined) throw new InfergateError(ErrorCode.NotFound, `no target '${name}'`);
+    return found.breaker;
+  }
+
+  breakerStates(): Record<string, BreakerState> {
+    const states: Record<string, BreakerState> = {};
+    for (const [name, target] of this.targets) states[name] = target.breaker.state;
+    return states;
+  }
+
+  /** Every breaker's saved state, for `initialState` on a later start. */
+  snapshot(): Record<string, BreakerSnapshot> {
+    const saved: Record<string, BreakerSnapshot> = {};
+    for (const [name, target] of this.targets) saved[name] = target.breaker.toJSON();
+    return saved;
   }
 
   #candidates(): readonly T[] {
