@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { type Band, laneChart, latencyHistogram, type Series, stackedBars, timeChart } from './charts.js';
 import { fixed, int, ms, usd } from './format.js';
 import { quantile, type Recorder, type TimePoint } from './metrics.js';
-import type { DemoSummary } from './summary.js';
+import { type DemoSummary, TRITON_COLUMNS, tritonRows, tritonTotals } from './summary.js';
 import { esc, tickLabel } from './svg.js';
 
 const BAND_COLORS = ['#c53030', '#b7791f', '#6b46c1'];
@@ -125,9 +125,6 @@ export function renderReport(summary: DemoSummary, recorder: Recorder): string {
       return [[bin.t - 0.5, value] as const, [Math.min(xMax, bin.t + 0.5 - 1e-6), value] as const];
     }),
   }));
-  const allLatencies = tenants.flatMap(
-    (tenant) => recorder.tenants.get(tenant.name)?.triton.latencies.values ?? [],
-  );
   const lanes = [...summary.endpoints.map((e) => e.name), ...summary.chatTargets.map((t) => t.name)];
   const spans = recorder.breakerSpans.map((span) => ({
     lane: span.target,
@@ -142,39 +139,13 @@ export function renderReport(summary: DemoSummary, recorder: Recorder): string {
     color: COST_COLORS[index % COST_COLORS.length] as string,
   }));
 
-  const total = {
-    rows: tenants.reduce((a, t) => a + t.rows, 0),
-    calls: tenants.reduce((a, t) => a + t.calls, 0),
-    shed: tenants.reduce((a, t) => a + t.shed, 0),
-    failed: tenants.reduce((a, t) => a + t.failed, 0),
-  };
+  const total = tritonTotals(summary);
   const batches = summary.endpoints.reduce((a, e) => a + e.batches, 0);
   const batchRows = summary.endpoints.reduce((a, e) => a + e.rows, 0);
   const trips = Object.values(summary.trips).reduce((a, b) => a + b, 0);
 
-  const tritonTable = htmlTable(
-    ['tenant', 'load', 'calls', 'items/s', 'p50 ms', 'p99 ms', 'shed', 'failed'],
-    tenants.map((t) => [
-      t.name,
-      t.pattern,
-      int(t.calls),
-      fixed(t.itemsPerS),
-      ms(t.p50Ms),
-      ms(t.p99Ms),
-      int(t.shed),
-      int(t.failed),
-    ]),
-    [
-      'all',
-      '',
-      int(total.calls),
-      fixed(total.rows / summary.durationS),
-      ms(quantile(allLatencies, 0.5)),
-      ms(quantile(allLatencies, 0.99)),
-      int(total.shed),
-      int(total.failed),
-    ],
-  );
+  const rows = tritonRows(summary);
+  const tritonTable = htmlTable(TRITON_COLUMNS, rows.slice(0, -1), rows.at(-1));
   const chatTable = htmlTable(
     ['tenant', 'chats', 'ok', 'failed', 'p50 ms', 'p99 ms', ...summary.providers],
     tenants.map((t) => [
@@ -238,7 +209,7 @@ export function renderReport(summary: DemoSummary, recorder: Recorder): string {
 <pre>${esc(summary.setup.join('\n'))}</pre>
 <div class="kpis">
 ${kpi('items/s (all tenants)', fixed(total.rows / summary.durationS, 0), `${int(total.rows)} rows in ${int(total.calls)} calls`)}
-${kpi('p50 / p99 latency', `${ms(quantile(allLatencies, 0.5))} / ${ms(quantile(allLatencies, 0.99))} ms`, 'Triton calls, end to end')}
+${kpi('p50 / p99 latency', `${ms(summary.p50Ms)} / ${ms(summary.p99Ms)} ms`, 'Triton calls, end to end')}
 ${kpi('mean batch size', fixed(batches === 0 ? 0 : batchRows / batches), `${int(batches)} batches`)}
 ${kpi('fallbacks', int(summary.fallbacks.triton + summary.fallbacks.chat), `Triton ${int(summary.fallbacks.triton)} · chat ${int(summary.fallbacks.chat)}`)}
 ${kpi(
@@ -270,8 +241,8 @@ ${endpointTable}
       values: recorder.tenants.get(t.name)?.triton.latencies.values ?? [],
     })),
     markers: [
-      { value: quantile(allLatencies, 0.5), label: `p50 ${ms(quantile(allLatencies, 0.5))} ms` },
-      { value: quantile(allLatencies, 0.99), label: `p99 ${ms(quantile(allLatencies, 0.99))} ms` },
+      { value: summary.p50Ms, label: `p50 ${ms(summary.p50Ms)} ms` },
+      { value: summary.p99Ms, label: `p99 ${ms(summary.p99Ms)} ms` },
     ],
   })}
 <figcaption>Successful Triton calls, end to end. Each tenant's curve is a share of its own calls, so a small tenant is as visible as the flood.</figcaption></figure>

@@ -192,50 +192,54 @@ function labelled(label: string, parts: readonly string[], width = 79): string[]
 }
 
 /** The terminal summary, every line within 79 columns. */
-export function renderSummary(summary: DemoSummary): string[] {
+/** Calls, rows, shed and failed Triton calls over every tenant. */
+export function tritonTotals(summary: DemoSummary) {
   const { tenants } = summary;
-  const lines: string[] = [];
-  const all = {
+  return {
     calls: sum(tenants.map((t) => t.calls)),
     rows: sum(tenants.map((t) => t.rows)),
     shed: sum(tenants.map((t) => t.shed)),
     failed: sum(tenants.map((t) => t.failed)),
   };
+}
+
+export const TRITON_COLUMNS = ['tenant', 'load', 'calls', 'items/s', 'p50 ms', 'p99 ms', 'shed', 'failed'];
+
+/** The Triton table's rows (one per tenant, then 'all'), as the terminal and the HTML report show them. */
+export function tritonRows(summary: DemoSummary): string[][] {
+  const all = tritonTotals(summary);
+  return [
+    ...summary.tenants.map((t) => [
+      t.name,
+      t.pattern,
+      int(t.calls),
+      fixed(t.itemsPerS),
+      ms(t.p50Ms),
+      ms(t.p99Ms),
+      int(t.shed),
+      int(t.failed),
+    ]),
+    [
+      'all',
+      '',
+      int(all.calls),
+      fixed(all.rows / summary.durationS),
+      ms(summary.p50Ms),
+      ms(summary.p99Ms),
+      int(all.shed),
+      int(all.failed),
+    ],
+  ];
+}
+
+export function renderSummary(summary: DemoSummary): string[] {
+  const { tenants } = summary;
+  const lines: string[] = [];
   lines.push('', `Triton inference — ${summary.model}  (router → cost → batcher → Triton)`);
   lines.push(
     ...table(
-      [
-        { title: 'tenant', align: 'left' },
-        { title: 'load', align: 'left' },
-        { title: 'calls' },
-        { title: 'items/s' },
-        { title: 'p50 ms' },
-        { title: 'p99 ms' },
-        { title: 'shed' },
-        { title: 'failed' },
-      ],
-      [
-        ...tenants.map((t) => [
-          t.name,
-          t.pattern,
-          int(t.calls),
-          fixed(t.itemsPerS),
-          ms(t.p50Ms),
-          ms(t.p99Ms),
-          int(t.shed),
-          int(t.failed),
-        ]),
-        [
-          'all',
-          '',
-          int(all.calls),
-          fixed(all.rows / summary.durationS),
-          ms(summary.p50Ms),
-          ms(summary.p99Ms),
-          int(all.shed),
-          int(all.failed),
-        ],
-      ],
+      TRITON_COLUMNS.map((title, index) => (index < 2 ? { title, align: 'left' as const } : { title })),
+      tritonRows(summary),
     ),
   );
   lines.push('  (items = rows answered; shed = not sent, the tenant had its cap in flight)', '');
