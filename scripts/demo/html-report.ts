@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { type Band, laneChart, latencyHistogram, type Series, stackedBars, timeChart } from './charts.js';
 import { fixed, int, ms, usd } from './format.js';
-import { quantile, type Recorder, type TimePoint } from './metrics.js';
+import type { Recorder, TimePoint } from './metrics.js';
 import { type DemoSummary, TRITON_COLUMNS, tritonRows, tritonTotals } from './summary.js';
 import { esc, tickLabel } from './svg.js';
 
