@@ -1,9 +1,14 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type FakeLlmServer, startFakeOpenAI, startTestServer, type TestServer } from '@infergate/testing';
+import {
+  type FakeLlmServer,
+  runScript,
+  startFakeOpenAI,
+  startTestServer,
+  type TestServer,
+} from '@infergate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandlers } from './handlers.js';
 
@@ -27,7 +32,13 @@ afterAll(async () => {
 
 describe('serverless-handler example', () => {
   it('runs cold + warm invocations of both handlers on one gateway, then the process exits by itself', async () => {
-    const child = spawn(`${root}node_modules/.bin/tsx`, ['--conditions=source', entry], {
+    const {
+      code,
+      stdout,
+      stderr,
+      markedAt: doneAt,
+      exitedAt,
+    } = await runScript(entry, {
       cwd: root,
       env: {
         ...process.env,
@@ -35,22 +46,8 @@ describe('serverless-handler example', () => {
         OPENAI_BASE_URL: openai.url,
         OPENAI_API_KEY: 'sk-test',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      marker: 'DONE',
     });
-    let stdout = '';
-    let stderr = '';
-    let doneAt: number | undefined;
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      if (doneAt === undefined && stdout.includes('DONE')) doneAt = Date.now();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const exitedAt = Date.now();
-    clearTimeout(killer);
     expect(stderr).toBe('');
     expect(code).toBe(0);
     const lines = stdout.trim().split('\n');

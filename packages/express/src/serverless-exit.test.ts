@@ -1,6 +1,11 @@
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { type FakeLlmServer, startFakeOpenAI, startTestServer, type TestServer } from '@infergate/testing';
+import {
+  type FakeLlmServer,
+  runScript,
+  startFakeOpenAI,
+  startTestServer,
+  type TestServer,
+} from '@infergate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -21,25 +26,17 @@ afterAll(async () => {
 
 describe('serverless handler process', () => {
   it('exits by itself right after answering, without close()', async () => {
-    const child = spawn(`${root}node_modules/.bin/tsx`, ['--conditions=source', fixture], {
+    const {
+      code,
+      stdout,
+      stderr,
+      markedAt: answeredAt,
+      exitedAt,
+    } = await runScript(fixture, {
       cwd: root,
       env: { ...process.env, TRITON_URL: triton.url, OPENAI_BASE_URL: openai.url },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      marker: 'RESULT ',
     });
-    let stdout = '';
-    let stderr = '';
-    let answeredAt: number | undefined;
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      if (answeredAt === undefined && stdout.includes('RESULT ')) answeredAt = Date.now();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const exitedAt = Date.now();
-    clearTimeout(killer);
     expect(stderr).toBe('');
     expect(code).toBe(0);
     const result = JSON.parse(stdout.slice(stdout.indexOf('RESULT ') + 7));

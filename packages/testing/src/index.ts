@@ -34,6 +34,8 @@ export type { ProtocolGroup, Restriction } from './restriction.js';
 export { TRITON_EXTENSIONS } from './restriction.js';
 export type { StatusCode, StatusName } from './rpc-error.js';
 export { RpcError } from './rpc-error.js';
+export type { RunScriptOptions, ScriptRun } from './run-script.js';
+export { runScript } from './run-script.js';
 export type { LogSettings, TraceSettings } from './runtime-settings.js';
 export { DEFAULT_TRACE_SETTINGS } from './runtime-settings.js';
 export type { RepositoryView, TestServerTls } from './server-options.js';
