@@ -1,3 +1,5 @@
+export type { CallScope, CallScopeOptions } from './call-scope.js';
+export { checkTimeoutMs, createCallScope, NO_SCOPE, sleep } from './call-scope.js';
 export type { ModelMetadata, ModelOptions, ServerMetadata, TensorMetadata } from './client.js';
 export { createTritonClient, TritonClient } from './client.js';
 export {

@@ -1,0 +1,87 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createCallScope, NO_SCOPE, sleep } from './call-scope.js';
+import { ErrorCode, InfergateError } from './errors.js';
+
+describe('createCallScope', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('shares one empty scope when there is neither a signal nor a deadline', () => {
+    expect(createCallScope()).toBe(NO_SCOPE);
+  });
+
+  it('aborts with DEADLINE_EXCEEDED when its deadline passes and says it timed out', () => {
+    const scope = createCallScope({ timeoutMs: 100, what: 'the attempt' });
+    expect(scope.remainingMs()).toBe(100);
+    vi.advanceTimersByTime(100);
+    expect(scope.signal?.aborted).toBe(true);
+    expect(scope.timedOut()).toBe(true);
+    const reason = scope.signal?.reason as InfergateError;
+    expect(reason.code).toBe(ErrorCode.DeadlineExceeded);
+    expect(reason.message).toContain('the attempt timed out after 100 ms');
+  });
+
+  it("follows the parent's abort as CANCELLED without counting it as its own timeout", () => {
+    const parent = new AbortController();
+    const scope = createCallScope({ signal: parent.signal, timeoutMs: 1000 });
+    parent.abort();
+    expect(scope.signal?.reason).toMatchObject({ code: ErrorCode.Cancelled });
+    expect(scope.timedOut()).toBe(false);
+  });
+
+  it('aborting the scope leaves the parent untouched', () => {
+    const parent = new AbortController();
+    const scope = createCallScope({ signal: parent.signal, own: true });
+    scope.abort();
+    expect(scope.signal?.aborted).toBe(true);
+    expect(parent.signal.aborted).toBe(false);
+  });
+
+  it('race rejects at the deadline even when the work never settles', async () => {
+    const scope = createCallScope({ timeoutMs: 50 });
+    const raced = scope.race(new Promise<never>(() => {}));
+    const assertion = expect(raced).rejects.toMatchObject({ code: ErrorCode.DeadlineExceeded });
+    vi.advanceTimersByTime(50);
+    await assertion;
+  });
+
+  it('race passes the work through when it settles first', async () => {
+    const scope = createCallScope({ timeoutMs: 50 });
+    await expect(scope.race(Promise.resolve(7))).resolves.toBe(7);
+    scope.dispose();
+    vi.advanceTimersByTime(100);
+    expect(scope.signal?.aborted).toBe(false);
+  });
+
+  it('refuses a timeout that is not a positive number', () => {
+    for (const bad of [0, -1, Number.NaN]) {
+      expect(() => createCallScope({ timeoutMs: bad })).toThrow(InfergateError);
+    }
+  });
+});
+
+describe('sleep', () => {
+  it('rejects with the typed reason when the signal aborts', async () => {
+    const controller = new AbortController();
+    const waiting = sleep(60_000, controller.signal);
+    controller.abort();
+    await expect(waiting).rejects.toMatchObject({ code: ErrorCode.Cancelled });
+  });
+
+  it('resolves after the delay', async () => {
+    vi.useFakeTimers();
+    try {
+      const done = vi.fn();
+      const waiting = sleep(20).then(done);
+      await vi.advanceTimersByTimeAsync(20);
+      await waiting;
+      expect(done).toHaveBeenCalledOnce();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

@@ -1,0 +1,168 @@
+import { abortError, ErrorCode, InfergateError } from './errors.js';
+
+/**
+ * The lifetime of one call (or one attempt of it): a child AbortSignal that follows the caller's
+ * signal and has its own deadline. Every layer (router, batcher, llm, cost) builds its waits on
+ * this one helper, so an abort or a deadline means the same thing everywhere.
+ */
+export interface CallScope {
+  /** Aborts with a typed reason (CANCELLED or DEADLINE_EXCEEDED); undefined only for a pass-through scope without parent. */
+  readonly signal: AbortSignal | undefined;
+  /** When the deadline fires (epoch ms); undefined without a deadline. */
+  readonly deadline: number | undefined;
+  /** Milliseconds left before the deadline (never below 0); undefined without a deadline. */
+  remainingMs(): number | undefined;
+  /** True when this scope's own deadline aborted it (not the parent, not `abort`). */
+  timedOut(): boolean;
+  /** Aborts this scope only (a consumer left a stream, a hedge lost): the parent is untouched. */
+  abort(reason?: unknown): void;
+  /**
+   * Settles with `work`, or rejects with the scope's typed reason as soon as the scope aborts — so
+   * a layer below that ignores its signal cannot hold the caller past the deadline.
+   */
+  race<T>(work: Promise<T>): Promise<T>;
+  /** Stops the timer and detaches from the parent. Idempotent. */
+  dispose(): void;
+}
+
+export interface CallScopeOptions {
+  /** The caller's signal; aborting it aborts the scope. */
+  signal?: AbortSignal | undefined;
+  /** Deadline in ms from now; must be positive. @default none */
+  timeoutMs?: number | undefined;
+  /** Names what timed out in the DEADLINE_EXCEEDED message. @default "the call" */
+  what?: string;
+  /**
+   * Give the scope its own AbortController even without a deadline, so `abort()` works. Without it
+   * (and without a deadline) the scope passes the parent's signal through and allocates nothing.
+   * @default false
+   */
+  own?: boolean;
+}
+
+const noop = () => {};
+const passRace = <T>(work: Promise<T>) => work;
+
+/** The scope of a call with neither a signal nor a deadline: shared, it holds nothing. */
+export const NO_SCOPE: CallScope = {
+  signal: undefined,
+  deadline: undefined,
+  remainingMs: () => undefined,
+  timedOut: () => false,
+  abort: noop,
+  race: passRace,
+  dispose: noop,
+};
+
+/** Checks a per-call `timeoutMs`: INVALID_ARGUMENT unless it is absent or a positive number. */
+export function checkTimeoutMs(timeoutMs: number | undefined, what = 'timeoutMs'): void {
+  if (timeoutMs === undefined) return;
+  if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || Number.isNaN(timeoutMs)) {
+    throw new InfergateError(
+      ErrorCode.InvalidArgument,
+      `${what} must be a positive number, got ${timeoutMs}`,
+    );
+  }
+}
+
+function raceSignal<T>(signal: AbortSignal, work: Promise<T>): Promise<T> {
+  if (signal.aborted) {
+    work.catch(noop);
+    return Promise.reject(abortError(signal));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      work.catch(noop);
+      reject(abortError(signal));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Creates a call scope. An already-aborted parent gives an already-aborted scope (its reason typed);
+ * a bad `timeoutMs` throws INVALID_ARGUMENT.
+ */
+export function createCallScope(options: CallScopeOptions = {}): CallScope {
+  const { signal: parent, timeoutMs, what = 'the call', own = false } = options;
+  checkTimeoutMs(timeoutMs);
+  if (timeoutMs === undefined && !own) {
+    if (parent === undefined) return NO_SCOPE;
+    return {
+      signal: parent,
+      deadline: undefined,
+      remainingMs: () => undefined,
+      timedOut: () => false,
+      abort: noop,
+      race: (work) => raceSignal(parent, work),
+      dispose: noop,
+    };
+  }
+  const controller = new AbortController();
+  const signal = controller.signal;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timeoutError: InfergateError | undefined;
+  const onParentAbort = () => {
+    if (parent !== undefined) controller.abort(abortError(parent));
+  };
+  if (parent?.aborted) controller.abort(abortError(parent));
+  else parent?.addEventListener('abort', onParentAbort, { once: true });
+  const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
+  if (timeoutMs !== undefined && !signal.aborted) {
+    timer = setTimeout(() => {
+      timer = undefined;
+      timeoutError = new InfergateError(
+        ErrorCode.DeadlineExceeded,
+        `${what} timed out after ${timeoutMs} ms`,
+        {
+          details: { timeoutMs },
+        },
+      );
+      controller.abort(timeoutError);
+    }, timeoutMs);
+  }
+  const dispose = () => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    parent?.removeEventListener('abort', onParentAbort);
+  };
+  return {
+    signal,
+    deadline,
+    remainingMs: () => (deadline === undefined ? undefined : Math.max(0, deadline - Date.now())),
+    timedOut: () => timeoutError !== undefined && signal.reason === timeoutError,
+    abort: (reason?: unknown) => {
+      if (signal.aborted) return;
+      controller.abort(reason ?? new InfergateError(ErrorCode.Cancelled, `${what} was cancelled`));
+    },
+    race: (work) => raceSignal(signal, work),
+    dispose,
+  };
+}
+
+/** Waits `ms`, or rejects with the signal's typed reason (CANCELLED / DEADLINE_EXCEEDED) as soon as it aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(abortError(signal));
+  if (!(ms > 0)) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      if (signal !== undefined) reject(abortError(signal));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
