@@ -1,0 +1,54 @@
+import type { CliIo } from '../cli-io.js';
+import {
+  CONNECTION_HELP,
+  CONNECTION_OPTIONS,
+  parseCommandLine,
+  positionals,
+  runCommand,
+  toJson,
+  withClient,
+} from '../internal/command-line.js';
+import { INFER_HELP, INFER_OPTIONS, inferRequestOf } from '../internal/infer-options.js';
+import { resultJson, resultText, writeOutputs } from '../internal/result-output.js';
+
+export const summary = 'Stream the responses of a decoupled model';
+
+export const usage = `Usage: infergate stream MODEL --input NAME:DTYPE:SHAPE:VALUES... [options]
+
+Sends one request over Triton's streaming RPC and prints each response
+as it arrives, until the server marks the last one. With --json, each
+response is one JSON line. Ctrl-C cancels the stream.
+
+Example (a vLLM-style generate model):
+  infergate stream generate --input text_input:BYTES:1:hello \\
+    --input stream:BOOL:1:true --output text_output
+
+${INFER_HELP}
+
+${CONNECTION_HELP}`;
+
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  return runCommand(io, usage, argv, async () => {
+    const { values, positionals: rest } = parseCommandLine(argv, { ...CONNECTION_OPTIONS, ...INFER_OPTIONS });
+    const [model = ''] = positionals(rest, ['MODEL']);
+    const { inputs, options } = await inferRequestOf(values, io.signal);
+    return withClient(values, async (client, timeoutMs) => {
+      let index = 0;
+      // The client's timeout bounds each call; a stream gets the same bound for its whole life.
+      const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(io.signal ? [io.signal] : [])]);
+      for await (const result of client.inferStream(model, inputs, { ...options, signal })) {
+        const written = values['output-dir']
+          ? await writeOutputs(result, values['output-dir'], `.${index}`)
+          : [];
+        if (values.json)
+          io.stdout(
+            `${toJson({ index, ...resultJson(result), ...(written.length ? { files: written } : {}) }, 0)}\n`,
+          );
+        else io.stdout(`#${index} ${resultText(result).split('\n').join(`\n#${index} `)}\n`);
+        index++;
+      }
+      if (!values.json) io.stdout(`${index} response${index === 1 ? '' : 's'}\n`);
+      return 0;
+    });
+  });
+}

@@ -1,0 +1,162 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { createTritonClient, ErrorCode, InfergateError, type TritonClient } from '@infergate/core';
+import { type CliIo, ExitCode } from '../cli-io.js';
+
+/** Options every command that talks to a server takes. */
+export const CONNECTION_OPTIONS = {
+  url: { type: 'string', short: 'u' },
+  protocol: { type: 'string' },
+  tls: { type: 'boolean' },
+  token: { type: 'string' },
+  'timeout-ms': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+export const CONNECTION_HELP = `Connection options:
+  -u, --url HOST:PORT     The server (grpc:// or grpcs:// prefix allowed).
+                          Default: 127.0.0.1:8001.
+  --protocol grpc         The wire protocol. Only grpc is available.
+  --tls                   Use TLS with the system's root certificates.
+  --token TOKEN           Send TOKEN as Triton's access token header.
+  --timeout-ms MS         Deadline of each call. Default: 10000.
+  --json                  Print machine-readable JSON instead of text.
+  -h, --help              Print this help.`;
+
+const DEFAULT_URL = '127.0.0.1:8001';
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** A wrong command line: the command prints it with its usage and exits 2. */
+export function usageError(message: string): InfergateError {
+  return new InfergateError(ErrorCode.InvalidArgument, message, { details: { usage: true } });
+}
+
+function isUsageError(error: InfergateError): boolean {
+  return error.details?.usage === true;
+}
+
+/** `parseArgs` with strict checking whose complaints become usage errors. */
+type CommandLineOptions = NonNullable<ParseArgsConfig['options']>;
+type ParsedArgs<O extends CommandLineOptions> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>
+>;
+
+export function parseCommandLine<O extends CommandLineOptions>(argv: string[], options: O): ParsedArgs<O> {
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw usageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** A positive integer option, or its default. */
+export function integerOption(value: string | undefined, name: string, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isSafeInteger(parsed) || parsed < min) {
+    throw usageError(`--${name} must be an integer ≥ ${min}, got '${value}'`);
+  }
+  return parsed;
+}
+
+interface ConnectionValues {
+  url?: string | undefined;
+  protocol?: string | undefined;
+  tls?: boolean | undefined;
+  token?: string | undefined;
+  'timeout-ms'?: string | undefined;
+}
+
+/** A client for the command's connection options; the caller closes it. */
+export function clientFor(values: ConnectionValues): { client: TritonClient; timeoutMs: number } {
+  const protocol = values.protocol ?? 'grpc';
+  if (protocol === 'http') {
+    throw usageError('--protocol http is not available yet: this version of the CLI speaks gRPC only');
+  }
+  if (protocol !== 'grpc') throw usageError(`--protocol must be grpc, got '${protocol}'`);
+  const timeoutMs = integerOption(values['timeout-ms'], 'timeout-ms', DEFAULT_TIMEOUT_MS);
+  const client = createTritonClient({
+    url: values.url ?? DEFAULT_URL,
+    ...(values.tls === true ? { tls: true } : {}),
+    ...(values.token !== undefined ? { accessToken: values.token } : {}),
+    timeoutMs,
+    // A one-shot command gains nothing from shared memory and should leave no regions behind.
+    enableGpuIpc: false,
+    tracing: false,
+  });
+  return { client, timeoutMs };
+}
+
+/** JSON with bigints as numbers when safe, else strings, and typed arrays as plain arrays. */
+export function toJson(value: unknown, indent = 2): string {
+  return JSON.stringify(
+    value,
+    (_key, item: unknown) => {
+      if (typeof item === 'bigint') {
+        return item <= BigInt(Number.MAX_SAFE_INTEGER) && item >= BigInt(Number.MIN_SAFE_INTEGER)
+          ? Number(item)
+          : item.toString();
+      }
+      if (ArrayBuffer.isView(item) && !(item instanceof DataView)) {
+        return Array.from(item as unknown as ArrayLike<number | bigint>, (element) =>
+          typeof element === 'bigint' ? Number(element) : element,
+        );
+      }
+      return item;
+    },
+    indent,
+  );
+}
+
+/**
+ * Runs a command body: prints its help on `--help`, turns what it throws into a message on stderr
+ * (JSON with `--json`) and the exit code (2 for a wrong command line, 1 for everything else).
+ */
+export async function runCommand(
+  io: CliIo,
+  usage: string,
+  argv: string[],
+  body: () => Promise<number>,
+): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    io.stdout(`${usage}\n`);
+    return ExitCode.Ok;
+  }
+  try {
+    return await body();
+  } catch (thrown) {
+    const error = InfergateError.from(thrown);
+    const json = argv.includes('--json');
+    if (json) io.stderr(`${toJson({ error: { code: error.code, message: error.rawMessage } }, 0)}\n`);
+    else io.stderr(`infergate: ${error.code}: ${error.rawMessage}\n`);
+    if (isUsageError(error)) {
+      // The usage line and a pointer to the full help, not the whole help: the error stays visible.
+      const [usageLine = ''] = usage.split('\n');
+      const name = /^Usage: (infergate [a-z-]+)/.exec(usageLine)?.[1] ?? 'infergate';
+      if (!json) io.stderr(`${usageLine}\nRun '${name} --help' for the options.\n`);
+      return ExitCode.Usage;
+    }
+    return ExitCode.Failure;
+  }
+}
+
+/** Creates a client, runs `use`, and closes the client whatever happens. */
+export async function withClient<T>(
+  values: ConnectionValues,
+  use: (client: TritonClient, timeoutMs: number) => Promise<T>,
+): Promise<T> {
+  const { client, timeoutMs } = clientFor(values);
+  try {
+    return await use(client, timeoutMs);
+  } finally {
+    await client.close();
+  }
+}
+
+/** Exactly `count` positionals, named in the message when some are missing or extra. */
+export function positionals(values: string[], names: readonly string[], optional = 0): string[] {
+  const required = names.length - optional;
+  if (values.length < required) throw usageError(`missing ${names[values.length]}`);
+  if (values.length > names.length) throw usageError(`unexpected argument '${values[names.length]}'`);
+  return values;
+}
