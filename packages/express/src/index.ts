@@ -9,6 +9,10 @@ export type { KServeHandlerOptions } from './kserve-handler.js';
 export { kserveInferHandler, toKServeResponse } from './kserve-handler.js';
 export type { BudgetContext, InfergateMiddlewareOptions, TenantResolver } from './middleware.js';
 export { contextOf, infergate } from './middleware.js';
+export type { OpenAIErrorBody } from './openai-errors.js';
+export { openAIError } from './openai-errors.js';
+export type { OpenAIKeyOwner, OpenAIRoutesOptions } from './openai-routes.js';
+export { openAIRoutes } from './openai-routes.js';
 export type { LazyGateway, LazyGatewayContext, LazyGatewayOptions } from './serverless.js';
 export { createLazyGateway } from './serverless.js';
 export type {
