@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runScript, startTestServer, type TestServer } from '@infergate/testing';
+import { generateTestCertificates, runScript, startTestServer, type TestServer } from '@infergate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readNpy, writeNpy } from './npy.js';
 
@@ -52,6 +52,33 @@ describe('infergate (the bin)', () => {
     const down = await infergate('health', '--url', '127.0.0.1:1', '--timeout-ms', '3000');
     expect(down.code).toBe(1);
     expect(down.stderr).toMatch(/^infergate: (UNAVAILABLE|DEADLINE_EXCEEDED): /);
+  });
+
+  it('health over TLS: --ca trusts the server, without it the certificate is refused', async () => {
+    await mkdir(join(scratch, 'certs'), { recursive: true });
+    const certificates = generateTestCertificates(join(scratch, 'certs'));
+    const secure = await startTestServer({
+      tls: { key: certificates.serverKey, cert: certificates.serverCert },
+    });
+    try {
+      const trusted = await infergate(
+        'health',
+        '--url',
+        secure.url,
+        '--ca',
+        join(certificates.dir, 'ca.pem'),
+      );
+      // (Node warns on stderr that grpc-js sends an IP address as the TLS server name.)
+      expect(trusted.stderr).not.toContain('infergate:');
+      expect(trusted.code).toBe(0);
+      const untrusted = await infergate('health', '--url', secure.url, '--tls', '--timeout-ms', '3000');
+      expect(untrusted.code).toBe(1);
+      const missing = await infergate('health', '--url', secure.url, '--ca', join(scratch, 'nope.pem'));
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain('--ca: cannot read');
+    } finally {
+      await secure.stop();
+    }
   });
 
   it('models: the repository index with states, as a table and as JSON', async () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { createTritonClient, ErrorCode, InfergateError, type TritonClient } from '@infergate/core';
 import { type CliIo, ExitCode } from '../cli-io.js';
@@ -7,6 +8,9 @@ export const CONNECTION_OPTIONS = {
   url: { type: 'string', short: 'u' },
   protocol: { type: 'string' },
   tls: { type: 'boolean' },
+  ca: { type: 'string' },
+  cert: { type: 'string' },
+  key: { type: 'string' },
   token: { type: 'string' },
   'timeout-ms': { type: 'string' },
   json: { type: 'boolean' },
@@ -18,6 +22,8 @@ export const CONNECTION_HELP = `Connection options:
                           Default: 127.0.0.1:8001.
   --protocol grpc         The wire protocol. Only grpc is available.
   --tls                   Use TLS with the system's root certificates.
+  --ca FILE               Use TLS, trusting the CA certificate in FILE (PEM).
+  --cert FILE --key FILE  Client certificate and key for mutual TLS (PEM).
   --token TOKEN           Send TOKEN as Triton's access token header.
   --timeout-ms MS         Deadline of each call. Default: 10000.
   --json                  Print machine-readable JSON instead of text.
@@ -63,8 +69,22 @@ interface ConnectionValues {
   url?: string | undefined;
   protocol?: string | undefined;
   tls?: boolean | undefined;
+  ca?: string | undefined;
+  cert?: string | undefined;
+  key?: string | undefined;
   token?: string | undefined;
   'timeout-ms'?: string | undefined;
+}
+
+/** A PEM file's bytes; an unreadable file is a usage error naming the option. */
+function pemFile(path: string, option: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw usageError(
+      `--${option}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
 }
 
 /** A client for the command's connection options; the caller closes it. */
@@ -75,9 +95,18 @@ export function clientFor(values: ConnectionValues): { client: TritonClient; tim
   }
   if (protocol !== 'grpc') throw usageError(`--protocol must be grpc, got '${protocol}'`);
   const timeoutMs = integerOption(values['timeout-ms'], 'timeout-ms', DEFAULT_TIMEOUT_MS);
+  if ((values.cert === undefined) !== (values.key === undefined)) {
+    throw usageError('--cert and --key go together (mutual TLS needs both)');
+  }
+  const files = {
+    ...(values.ca !== undefined ? { ca: pemFile(values.ca, 'ca') } : {}),
+    ...(values.cert !== undefined ? { cert: pemFile(values.cert, 'cert') } : {}),
+    ...(values.key !== undefined ? { key: pemFile(values.key, 'key') } : {}),
+  };
+  const tls = Object.keys(files).length > 0 ? files : values.tls === true ? true : undefined;
   const client = createTritonClient({
     url: values.url ?? DEFAULT_URL,
-    ...(values.tls === true ? { tls: true } : {}),
+    ...(tls !== undefined ? { tls } : {}),
     ...(values.token !== undefined ? { accessToken: values.token } : {}),
     timeoutMs,
     // A one-shot command gains nothing from shared memory and should leave no regions behind.
