@@ -76,10 +76,10 @@ interface ConnectionValues {
   'timeout-ms'?: string | undefined;
 }
 
-/** A PEM file's bytes; an unreadable file is a usage error naming the option. */
-function pemFile(path: string, option: string): Buffer {
+/** A PEM file's text; an unreadable file is a usage error naming the option. */
+function pemFile(path: string, option: string): string {
   try {
-    return readFileSync(path);
+    return readFileSync(path, 'utf8');
   } catch (error) {
     throw usageError(
       `--${option}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
