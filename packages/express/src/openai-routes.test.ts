@@ -175,6 +175,39 @@ describe('openAIRoutes with the official openai client', () => {
     expect(usage?.completion_tokens).toBeGreaterThan(0);
   });
 
+  it('a failure after the first chunk reaches the client as an error frame, which the client raises', async () => {
+    upstream.setFault({ kind: 'stream-error', afterChunks: 2, times: 1 });
+    const stream = await client().chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'one two three four five six' }],
+      stream: true,
+    });
+    let text = '';
+    const failure = await (async () => {
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    })().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect(text.length).toBeGreaterThan(0);
+    expect(text).not.toBe('echo: one two three four five six');
+  });
+
+  it('refuses what it cannot carry: n > 1 and tools, as 400 naming the parameter', async () => {
+    const many = await client()
+      .chat.completions.create({ model: 'gpt-4o-mini', messages: hello, n: 2 })
+      .catch((error: unknown) => error);
+    expect(many).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((many as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('n');
+    const tools = await client()
+      .chat.completions.create({
+        model: 'gpt-4o-mini',
+        messages: hello,
+        tools: [{ type: 'function', function: { name: 'now', parameters: {} } }],
+      })
+      .catch((error: unknown) => error);
+    expect((tools as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('tools');
+    expect(upstream.calls).toBe(0);
+  });
+
   it('lists and retrieves models; an unknown model is 404 model_not_found', async () => {
     const list = await client().models.list();
     expect(list.data.map((model) => model.id)).toEqual(['gpt-4o-mini']);
