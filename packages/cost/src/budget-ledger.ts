@@ -86,7 +86,12 @@ export class BudgetLedger {
     estimateUsd: number;
     ttlMs?: number | undefined;
   }): Promise<Reservation> {
-    if (!(request.estimateUsd >= 0)) throw new RangeError('estimateUsd must be a number ≥ 0');
+    if (!(request.estimateUsd >= 0)) {
+      throw new InfergateError(
+        ErrorCode.InvalidArgument,
+        `estimateUsd must be a number ≥ 0, got ${request.estimateUsd}`,
+      );
+    }
     const now = this.#clock();
     const reservation = this.detached(request, now);
     const applied = this.#apply(request.attribution, now);

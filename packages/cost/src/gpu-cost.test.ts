@@ -1,4 +1,5 @@
 import {
+  BATCH_SHARE_CONTEXT,
   createTritonClient,
   type InferRequest,
   type InferTransport,
@@ -6,7 +7,6 @@ import {
 } from '@infergate/core';
 import { startTestServer } from '@infergate/testing';
 import { describe, expect, it } from 'vitest';
-import { BATCH_SHARE_CONTEXT } from './call-attribution.js';
 import { ComputeMeter } from './compute-meter.js';
 import { CostTracker } from './cost-tracker.js';
 import { GpuPriceTable, gpuShareUsd } from './gpu-cost.js';

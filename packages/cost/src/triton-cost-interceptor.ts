@@ -1,7 +1,16 @@
-import type { CallOptions, InferRequest, InferResponse, InferTransport, Interceptor } from '@infergate/core';
+import {
+  BATCH_SHARE_CONTEXT,
+  batchShareOf,
+  type CallOptions,
+  type InferRequest,
+  type InferResponse,
+  type InferTransport,
+  type Interceptor,
+  withContextValue,
+} from '@infergate/core';
 import type { Attribution } from './budget.js';
 import type { Reservation } from './budget-ledger.js';
-import { attributionOf, BATCH_SHARE_CONTEXT, batchShareOf } from './call-attribution.js';
+import { attributionOf } from './call-attribution.js';
 import type { ComputeMeter } from './compute-meter.js';
 import type { CostTracker } from './cost-tracker.js';
 
@@ -21,9 +30,10 @@ export interface CostInterceptorOptions {
 /** The call's options with an empty batch-share slot in its context (unless one is there). */
 function withBatchShareSlot(options: CallOptions): CallOptions {
   if (options.context?.has(BATCH_SHARE_CONTEXT)) return options;
-  const context = new Map(options.context ?? []);
-  context.set(BATCH_SHARE_CONTEXT, { rows: 0, batchRows: 0 });
-  return { ...options, context };
+  return {
+    ...options,
+    context: withContextValue(options.context, BATCH_SHARE_CONTEXT, { rows: 0, batchRows: 0 }),
+  };
 }
 
 /** Rows a request carries: the first input's first dimension (1 for scalars). */

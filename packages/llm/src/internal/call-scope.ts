@@ -85,18 +85,9 @@ export class CallScope {
   withContext(error: InfergateError): InfergateError {
     const { model, endpoint } = this.#context;
     if (error.model !== undefined && (error.endpoint !== undefined || endpoint === undefined)) return error;
-    return new InfergateError(error.code, error.rawMessage, {
-      cause: error.cause,
-      retryable: error.retryable,
+    return InfergateError.wrap(error, {
       model: error.model ?? model,
-      ...((error.endpoint ?? endpoint) !== undefined
-        ? { endpoint: (error.endpoint ?? endpoint) as string }
-        : {}),
-      ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
-      ...(error.grpcCode === undefined ? {} : { grpcCode: error.grpcCode }),
-      ...(error.httpStatus === undefined ? {} : { httpStatus: error.httpStatus }),
-      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-      ...(error.details === undefined ? {} : { details: error.details }),
+      ...((error.endpoint ?? endpoint) === undefined ? {} : { endpoint: error.endpoint ?? endpoint }),
     });
   }
 
