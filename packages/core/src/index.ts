@@ -11,10 +11,9 @@ export {
   encodeBytesElements,
   encodeTensor,
 } from './codec.js';
-export type { InfergateConfig } from './config.js';
-export { infergateConfigSchema, resolveConfig } from './config.js';
 export type { CallContext, ContextKey } from './context-key.js';
 export { createContextKey, getContextValue, withContextValue } from './context-key.js';
+export { createGrpcTransport } from './create-grpc-transport.js';
 export type { DataType } from './datatype.js';
 export { DATATYPES, datatypeFromConfigName, elementSize, isDataType } from './datatype.js';
 export type { InfergateErrorOptions, InfergateErrorOverrides } from './errors.js';
@@ -26,11 +25,16 @@ export { GrpcTransport } from './grpc-transport.js';
 export type { InferOptions } from './infer-request.js';
 export { buildInferRequest } from './infer-request.js';
 export { networkErrorCode } from './network-errors.js';
-export type { ClientOptions, Endpoint, ResolvedClientOptions } from './options.js';
+export type {
+  ClientOptions,
+  Endpoint,
+  GrpcTransportOptions,
+  ResolvedClientOptions,
+  ResolvedGrpcTransportOptions,
+} from './options.js';
 export {
   channelTarget,
   clientOptionsSchema,
-  DEFAULT_SERVICE_NAME,
   describeIssues,
   MAX_MESSAGE_BYTES,
   parseEndpoint,
