@@ -12,6 +12,7 @@ import {
   type SpendEntry,
   utcDay,
 } from './budget-store.js';
+import { throwIfAborted } from './internal/abortable.js';
 
 interface Line {
   /** Bucket start → spent nano-USD. */
@@ -58,6 +59,7 @@ export class MemoryBudgetStore implements BudgetStore {
   }
 
   reserve(request: ReserveRequest): ReserveResult {
+    throwIfAborted(request.signal);
     this.#sweep(request.now);
     const states: LineState[] = [];
     let failedLine = -1;

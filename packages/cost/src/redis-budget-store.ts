@@ -12,6 +12,7 @@ import {
   type SettleRequest,
   utcDay,
 } from './budget-store.js';
+import { abortable, throwIfAborted } from './internal/abortable.js';
 import { INSPECT_SCRIPT, RELEASE_SCRIPT, RESERVE_SCRIPT, SETTLE_SCRIPT } from './redis-scripts.js';
 
 /**
@@ -76,6 +77,7 @@ export class RedisBudgetStore implements BudgetStore {
   }
 
   async reserve(request: ReserveRequest): Promise<ReserveResult> {
+    throwIfAborted(request.signal);
     const args: (string | number)[] = [
       this.#prefix,
       request.now,
@@ -86,7 +88,11 @@ export class RedisBudgetStore implements BudgetStore {
     ];
     for (const line of request.lines)
       args.push(line.key, line.limitNano ?? '', line.buckets.length, ...line.buckets);
-    const reply = (await this.#run(scripts.reserve, args)) as unknown[];
+    const pending = this.#run(scripts.reserve, args) as Promise<unknown[]>;
+    // Given up on while Redis works: a hold that lands anyway is released, not left to its TTL.
+    const reply = await abortable(pending, request.signal, (late) => {
+      if (late[0] === 1) return this.release(request.id, request.now);
+    });
     if (reply[0] === 1) return { ok: true, lines: states(reply, 1) };
     return { ok: false, failedLine: Number(reply[1]) - 1, lines: states(reply, 2) };
   }
@@ -109,7 +115,7 @@ export class RedisBudgetStore implements BudgetStore {
       Math.round(request.entry.inputTokens ?? 0),
       Math.round(request.entry.outputTokens ?? 0),
     );
-    await this.#run(scripts.settle, args);
+    await abortable(this.#run(scripts.settle, args), request.signal);
   }
 
   async release(id: string, now: number): Promise<void> {
