@@ -18,7 +18,7 @@ export type { DataType } from './datatype.js';
 export { DATATYPES, datatypeFromConfigName, elementSize, isDataType } from './datatype.js';
 export type { InfergateErrorOptions, InfergateErrorOverrides } from './errors.js';
 export { abortError, ErrorCode, InfergateError, isBackpressureCode, isRetryableCode } from './errors.js';
-export { Extension, unsupportedExtension, withExtension } from './features.js';
+export { Extension, unsupportedExtension, withExtension } from './extension.js';
 export { fromGrpcStatus } from './grpc-status.js';
 export type { StreamCall } from './grpc-transport.js';
 export { GrpcTransport } from './grpc-transport.js';

@@ -1,6 +1,6 @@
 import { ErrorCode, InfergateError } from '@infergate/core';
 import { anthropicMessageSchema, anthropicStreamEventSchema } from '../anthropic-schemas.js';
-import { codeForStreamError, type HttpErrorContext } from '../http-errors.js';
+import { codeForStreamError, type HttpErrorContext } from '../provider-errors.js';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, FinishReason } from '../types.js';
 import { type AnthropicUsageWire, mergeAnthropicUsage, normalizeAnthropicUsage } from '../usage.js';
 import { serverOf } from './chat-span.js';

@@ -1,10 +1,10 @@
 import { ErrorCode, InfergateError } from '@infergate/core';
-import { codeForStreamError, type HttpErrorContext, parseErrorBody } from '../http-errors.js';
 import {
   openAIChatChunkSchema,
   openAIChatResponseSchema,
   openAIStreamErrorSchema,
 } from '../openai-schemas.js';
+import { codeForStreamError, type HttpErrorContext, parseErrorBody } from '../provider-errors.js';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, FinishReason } from '../types.js';
 import { normalizeOpenAIUsage, type OpenAIUsageWire } from '../usage.js';
 import { serverOf } from './chat-span.js';
