@@ -58,6 +58,10 @@ export function openAIFinishReason(raw: string | null | undefined): FinishReason
   }
 }
 
+function hasErrorField(json: unknown): boolean {
+  return typeof json === 'object' && json !== null && 'error' in json;
+}
+
 /** A ChatModel speaking OpenAI's Chat Completions (JSON and SSE). */
 export function openAIWireChatModel(config: OpenAIWireSettings): ChatModel {
   const url = new URL(`${config.baseURL}/chat/completions`);
@@ -160,7 +164,8 @@ export function openAIWireChatModel(config: OpenAIWireSettings): ChatModel {
         break;
       }
       const json = parseJson(frame.data, 'a stream frame', config.provider);
-      if (openAIStreamErrorSchema.safeParse(json).success) {
+      // Only a frame with an `error` field pays for the error schema; chunks skip it.
+      if (hasErrorField(json) && openAIStreamErrorSchema.safeParse(json).success) {
         const parsed = parseErrorBody(frame.data);
         const message = redactSecrets(parsed.message ?? 'error event', secrets);
         throw new InfergateError(codeForStreamError(parsed), `${config.provider} stream error: ${message}`, {
