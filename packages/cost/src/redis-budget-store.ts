@@ -1,17 +1,6 @@
 import { createHash } from 'node:crypto';
-import {
-  type BudgetStore,
-  type DailySpend,
-  daysBetween,
-  groupField,
-  type LedgerLine,
-  type LineState,
-  NANO_PER_USD,
-  type ReserveRequest,
-  type ReserveResult,
-  type SettleRequest,
-  utcDay,
-} from './budget-store.js';
+import type * as Store from './budget-store.js';
+import { daysBetween, groupField, NANO_PER_USD, utcDay } from './budget-store.js';
 import { abortable, throwIfAborted } from './internal/abortable.js';
 import { INSPECT_SCRIPT, RELEASE_SCRIPT, RESERVE_SCRIPT, SETTLE_SCRIPT } from './redis-scripts.js';
 
@@ -51,8 +40,8 @@ function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 
-function states(values: readonly unknown[], from: number): LineState[] {
-  const result: LineState[] = [];
+function states(values: readonly unknown[], from: number): Store.LineState[] {
+  const result: Store.LineState[] = [];
   for (let i = from; i + 1 < values.length; i += 2)
     result.push({ spentNano: Number(values[i]), reservedNano: Number(values[i + 1]) });
   return result;
@@ -63,7 +52,7 @@ function states(values: readonly unknown[], from: number): LineState[] {
  * EVAL when the server does not have it cached yet, e.g. after a restart or SCRIPT FLUSH), so the
  * check-and-hold of `reserve` is atomic across processes.
  */
-export class RedisBudgetStore implements BudgetStore {
+export class RedisBudgetStore implements Store.BudgetStore {
   readonly #redis: RedisLike;
   readonly #prefix: string;
   readonly #keys: [string, string];
@@ -76,7 +65,7 @@ export class RedisBudgetStore implements BudgetStore {
     this.#retentionMs = (options.reportRetentionDays ?? 400) * 86_400_000;
   }
 
-  async reserve(request: ReserveRequest): Promise<ReserveResult> {
+  async reserve(request: Store.ReserveRequest): Promise<Store.ReserveResult> {
     throwIfAborted(request.signal);
     const args: (string | number)[] = [
       this.#prefix,
@@ -97,7 +86,7 @@ export class RedisBudgetStore implements BudgetStore {
     return { ok: false, failedLine: Number(reply[1]) - 1, lines: states(reply, 2) };
   }
 
-  async settle(request: SettleRequest): Promise<void> {
+  async settle(request: Store.SettleRequest): Promise<void> {
     const args: (string | number)[] = [
       this.#prefix,
       request.now,
@@ -122,17 +111,17 @@ export class RedisBudgetStore implements BudgetStore {
     await this.#run(scripts.release, [this.#prefix, now, id]);
   }
 
-  async inspect(lines: readonly LedgerLine[], now: number): Promise<LineState[]> {
+  async inspect(lines: readonly Store.LedgerLine[], now: number): Promise<Store.LineState[]> {
     const args: (string | number)[] = [this.#prefix, now, lines.length];
     for (const line of lines) args.push(line.key, line.buckets.length, ...line.buckets);
     return states((await this.#run(scripts.inspect, args)) as unknown[], 0);
   }
 
-  async daily(fromDay: string, toDay: string): Promise<DailySpend[]> {
-    const rows: DailySpend[] = [];
+  async daily(fromDay: string, toDay: string): Promise<Store.DailySpend[]> {
+    const rows: Store.DailySpend[] = [];
     for (const day of daysBetween(fromDay, toDay)) {
       const flat = (await this.#redis.call('HGETALL', [`${this.#prefix}:day:${day}`])) as string[];
-      const groups = new Map<string, DailySpend>();
+      const groups = new Map<string, Store.DailySpend>();
       for (let i = 0; i + 1 < flat.length; i += 2) {
         const field = flat[i] as string;
         const cut = field.lastIndexOf('\t');

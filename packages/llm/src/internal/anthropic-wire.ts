@@ -1,10 +1,11 @@
 import { ErrorCode, InfergateError } from '@infergate/core';
 import { anthropicMessageSchema, anthropicStreamEventSchema } from '../anthropic-schemas.js';
-import { codeForStreamError, type HttpErrorContext } from '../provider-errors.js';
+import { codeForStreamError } from '../provider-errors.js';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, FinishReason } from '../types.js';
 import { type AnthropicUsageWire, mergeAnthropicUsage, normalizeAnthropicUsage } from '../usage.js';
 import { serverOf } from './chat-span.js';
-import { type FetchFunction, parseJson, postJson } from './http-request.js';
+import { type FetchFunction, parseJson } from './http-request.js';
+import { type ChatEndpoint, postChat } from './post-chat.js';
 import { redactSecrets } from './redact.js';
 import {
   type ChatCall,
@@ -76,6 +77,13 @@ export function anthropicWireChatModel(config: AnthropicWireSettings): ChatModel
     tracing: config.tracing,
     captureContent: config.captureContent,
   };
+  const endpoint: ChatEndpoint = {
+    url,
+    fetch: config.fetch,
+    provider: PROVIDER,
+    secrets,
+    requestIdHeader: 'request-id',
+  };
 
   function body(request: ChatRequest, model: string, stream: boolean): Record<string, unknown> {
     const system = request.messages.filter((message) => message.role === 'system');
@@ -107,23 +115,7 @@ export function anthropicWireChatModel(config: AnthropicWireSettings): ChatModel
       ...config.headers,
       ...options.headers,
     };
-    call.span.injectInto(headers);
-    const errorContext: HttpErrorContext = {
-      provider: PROVIDER,
-      model: call.model,
-      endpoint: url.origin,
-      secrets,
-      requestIdHeader: 'request-id',
-    };
-    return postJson({
-      url,
-      headers,
-      body: body(request, call.model, stream),
-      signal: call.signal,
-      fetch: config.fetch,
-      expect: stream ? 'sse' : 'json',
-      errorContext,
-    });
+    return postChat(endpoint, call, headers, body(request, call.model, stream), stream);
   }
 
   async function send(request: ChatRequest, options: ChatCallOptions, call: ChatCall): Promise<ChatResponse> {

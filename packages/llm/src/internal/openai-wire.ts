@@ -4,11 +4,12 @@ import {
   openAIChatResponseSchema,
   openAIStreamErrorSchema,
 } from '../openai-schemas.js';
-import { codeForStreamError, type HttpErrorContext, parseErrorBody } from '../provider-errors.js';
+import { codeForStreamError, parseErrorBody } from '../provider-errors.js';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, FinishReason } from '../types.js';
 import { normalizeOpenAIUsage, type OpenAIUsageWire } from '../usage.js';
 import { serverOf } from './chat-span.js';
-import { type FetchFunction, parseJson, postJson } from './http-request.js';
+import { type FetchFunction, parseJson } from './http-request.js';
+import { type ChatEndpoint, postChat } from './post-chat.js';
 import { redactSecrets } from './redact.js';
 import {
   type ChatCall,
@@ -77,6 +78,13 @@ export function openAIWireChatModel(config: OpenAIWireSettings): ChatModel {
     tracing: config.tracing,
     captureContent: config.captureContent,
   };
+  const endpoint: ChatEndpoint = {
+    url,
+    fetch: config.fetch,
+    provider: config.provider,
+    secrets,
+    requestIdHeader: 'x-request-id',
+  };
 
   function body(request: ChatRequest, model: string, stream: boolean): Record<string, unknown> {
     const out: Record<string, unknown> = {
@@ -106,23 +114,7 @@ export function openAIWireChatModel(config: OpenAIWireSettings): ChatModel {
       ...config.headers,
       ...options.headers,
     };
-    call.span.injectInto(headers);
-    const errorContext: HttpErrorContext = {
-      provider: config.provider,
-      model: call.model,
-      endpoint: url.origin,
-      secrets,
-      requestIdHeader: 'x-request-id',
-    };
-    return postJson({
-      url,
-      headers,
-      body: body(request, call.model, stream),
-      signal: call.signal,
-      fetch: config.fetch,
-      expect: stream ? 'sse' : 'json',
-      errorContext,
-    });
+    return postChat(endpoint, call, headers, body(request, call.model, stream), stream);
   }
 
   async function send(request: ChatRequest, options: ChatCallOptions, call: ChatCall): Promise<ChatResponse> {
