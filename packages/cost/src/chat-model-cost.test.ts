@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { API_KEY_CONTEXT } from './call-attribution.js';
 import { withCost } from './chat-model-cost.js';
 import { CostTracker } from './cost-tracker.js';
+import { MemoryBudgetStore } from './memory-budget-store.js';
+import { RedisBudgetStore } from './redis-budget-store.js';
 import type { TokenUsage } from './token-cost.js';
 import { costInterceptor } from './triton-cost-interceptor.js';
 
@@ -72,6 +74,12 @@ describe('cost integration options', () => {
         code: 'INVALID_ARGUMENT',
         message: expect.stringMatching(/reservationTtlMs/),
       }),
+    );
+    expect(() => new MemoryBudgetStore({ logSize: 0 })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
+    expect(() => new RedisBudgetStore({} as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/redis/) }),
     );
     const settled: unknown[] = [];
     costs.on('settled', (entry) => settled.push(entry));

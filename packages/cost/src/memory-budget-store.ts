@@ -1,3 +1,5 @@
+import { parseOptions } from '@infergate/core';
+import { z } from 'zod';
 import {
   type BudgetStore,
   type DailySpend,
@@ -39,6 +41,8 @@ export interface MemoryBudgetStoreOptions {
   logSize?: number;
 }
 
+const memoryOptionsSchema = z.strictObject({ logSize: z.number().int().positive().optional() });
+
 /**
  * The default ledger: one process, exact and fast (no I/O, no promises). Every method runs to
  * completion on the event loop, which makes reserve's check-and-hold atomic.
@@ -55,6 +59,7 @@ export class MemoryBudgetStore implements BudgetStore {
   #day = '';
 
   constructor(options: MemoryBudgetStoreOptions = {}) {
+    parseOptions(memoryOptionsSchema, options, 'memory budget store options');
     this.#logSize = options.logSize ?? 10_000;
   }
 

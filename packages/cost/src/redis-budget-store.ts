@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { parseOptions } from '@infergate/core';
+import { z } from 'zod';
 import type * as Store from './budget-store.js';
 import { daysBetween, groupField, NANO_PER_USD, utcDay } from './budget-store.js';
 import { abortable, throwIfAborted } from './internal/abortable.js';
@@ -11,6 +13,15 @@ import { INSPECT_SCRIPT, RELEASE_SCRIPT, RESERVE_SCRIPT, SETTLE_SCRIPT } from '.
 export interface RedisLike {
   call(command: string, args: (string | number)[]): Promise<unknown>;
 }
+
+const redisOptionsSchema = z.strictObject({
+  redis: z.custom<RedisLike>(
+    (value) => typeof value === 'object' && value !== null && typeof (value as RedisLike).call === 'function',
+    'redis must be an ioredis client (or anything with call(command, args))',
+  ),
+  prefix: z.string().min(1).optional(),
+  reportRetentionDays: z.number().int().positive().optional(),
+});
 
 export interface RedisBudgetStoreOptions {
   redis: RedisLike;
@@ -59,6 +70,7 @@ export class RedisBudgetStore implements Store.BudgetStore {
   readonly #retentionMs: number;
 
   constructor(options: RedisBudgetStoreOptions) {
+    parseOptions(redisOptionsSchema, options, 'Redis budget store options');
     this.#redis = options.redis;
     this.#prefix = options.prefix ?? '{infergate:cost}';
     this.#keys = [`${this.#prefix}:res`, `${this.#prefix}:resexp`];
