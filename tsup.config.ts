@@ -9,7 +9,8 @@ export function packageConfig(entry: Record<string, string>, extra: Partial<Opti
     entry,
     format: ['esm', 'cjs'],
     dts: true,
-    sourcemap: true,
+    // No source maps in the tarballs: they were half of each package, and dist is plain, unminified JS.
+    sourcemap: false,
     clean: true,
     target: 'node20',
     platform: 'node',

@@ -40,8 +40,8 @@ const dist = process.argv[2] === '--dist';
 const [script, ...args] = process.argv.slice(dist ? 3 : 2);
 if (script === undefined) process.exit(0);
 const tsx = join(root, 'node_modules', '.bin', 'tsx');
-// TypeScript entry points run from source: the "source" export condition maps workspace packages to src/.
+// TypeScript entry points run from source: the private "@infergate/source" export condition maps workspace packages to src/.
 const command = script.endsWith('.ts')
-  ? [tsx, [...(dist ? [] : ['--conditions=source']), join(root, script), ...args]]
+  ? [tsx, [...(dist ? [] : ['--conditions=@infergate/source']), join(root, script), ...args]]
   : [process.execPath, [join(root, script), ...args]];
 process.exit(run(command[0], command[1]));

@@ -26,7 +26,7 @@ describe('GPU cost through the batcher', () => {
     const client = createTritonClient({
       url: server.url,
       transport: batcher,
-      interceptors: [costInterceptor(tracker)],
+      interceptors: [costInterceptor({ tracker: tracker })],
     });
     try {
       const call = (tenant: string, rows: number) =>

@@ -22,7 +22,7 @@ function runDemo(args: readonly string[]): Promise<Run> {
       process.execPath,
       [
         join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
-        '--conditions=source',
+        '--conditions=@infergate/source',
         join(root, 'scripts', 'demo.ts'),
         ...args,
       ],

@@ -110,7 +110,7 @@ describe('system shared memory', () => {
     const root = join(import.meta.dirname, '..', '..');
     const child = spawnSync(
       join(root, 'node_modules', '.bin', 'tsx'),
-      ['--conditions=source', join(root, 'test', 'unit', 'fixtures', 'shm-exit-child.ts')],
+      ['--conditions=@infergate/source', join(root, 'test', 'unit', 'fixtures', 'shm-exit-child.ts')],
       { cwd: root, encoding: 'utf8', timeout: 15_000 },
     );
     expect(child.status, child.stderr).toBe(0);

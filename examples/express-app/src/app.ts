@@ -46,7 +46,7 @@ export function createApp(options: AppOptions): { app: Express; close(): Promise
   const triton = createTritonClient({
     url: options.tritonUrl,
     timeoutMs: 10_000,
-    interceptors: [costInterceptor(costs, { endpoint: options.tritonUrl })],
+    interceptors: [costInterceptor({ tracker: costs, endpoint: options.tritonUrl })],
   });
   const chat = withCost(
     createOpenAIChatModel({
@@ -55,7 +55,7 @@ export function createApp(options: AppOptions): { app: Express; close(): Promise
       ...(options.openaiBaseUrl === undefined ? {} : { baseURL: options.openaiBaseUrl }),
       ...(options.openaiApiKey === undefined ? {} : { apiKey: options.openaiApiKey }),
     }),
-    costs,
+    { tracker: costs },
   );
 
   const app = express();

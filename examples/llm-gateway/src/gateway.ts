@@ -63,9 +63,9 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
   const chat = createChatRouter({
     name: 'llm-gateway',
     targets: [
-      { name: 'triton', model: withCost(selfHosted, costs) },
-      { name: 'openai', model: withCost(openai, costs) },
-      { name: 'anthropic', model: withCost(anthropic, costs) },
+      { name: 'triton', model: withCost(selfHosted, { tracker: costs }) },
+      { name: 'openai', model: withCost(openai, { tracker: costs }) },
+      { name: 'anthropic', model: withCost(anthropic, { tracker: costs }) },
     ],
     attemptTimeoutMs: 15_000,
   });

@@ -69,7 +69,7 @@ export function createHandlers(env: HandlerEnvironment) {
             ...(env.OPENAI_BASE_URL === undefined ? {} : { baseURL: env.OPENAI_BASE_URL }),
             ...(env.OPENAI_API_KEY === undefined ? {} : { apiKey: env.OPENAI_API_KEY }),
           }),
-          costs,
+          { tracker: costs },
         ),
       };
     },

@@ -1,6 +1,6 @@
 import { create } from '@bufbuild/protobuf';
 import { ErrorCode, InfergateError } from './errors.js';
-import { Extension, withExtension } from './features.js';
+import { Extension, withExtension } from './extension.js';
 import { GRPCInferenceService } from './gen/grpc_service_pb.js';
 import type { ModelConfig } from './gen/model_config_pb.js';
 import { GrpcTransport } from './grpc-transport.js';
@@ -10,6 +10,7 @@ import {
   clientOptionsSchema,
   parseOptions,
   type ResolvedClientOptions,
+  type ResolvedGrpcTransportOptions,
 } from './options.js';
 import {
   type LoadModelOptions,
@@ -85,17 +86,48 @@ function toNumbers(shape: readonly bigint[]): number[] {
  * endpoint by default, or a batcher/router given as `transport`); management calls go to the endpoint.
  */
 export class TritonClient {
-  readonly grpc: GrpcTransport;
   readonly transport: InferTransport;
   readonly options: ResolvedClientOptions;
+  readonly #grpc: GrpcTransport | undefined;
   #metadata: Promise<ServerMetadata> | undefined;
   readonly #sessions = new Set<StreamSession>();
 
   constructor(options: ClientOptions & { transport?: InferTransport }) {
     const { transport, ...rest } = options ?? ({} as ClientOptions);
     this.options = parseOptions(clientOptionsSchema(), rest, 'client options');
-    this.grpc = new GrpcTransport(this.options);
-    this.transport = applyInterceptors(transport ?? this.grpc, this.options.interceptors);
+    if (this.options.url === undefined && transport === undefined) {
+      throw new InfergateError(
+        ErrorCode.InvalidArgument,
+        'invalid client options: url: required unless a transport is given',
+      );
+    }
+    this.#grpc =
+      this.options.url === undefined
+        ? undefined
+        : new GrpcTransport(this.options as ResolvedGrpcTransportOptions);
+    this.transport = applyInterceptors(
+      (transport ?? this.#grpc) as InferTransport,
+      this.options.interceptors,
+    );
+  }
+
+  /** True when the client has a gRPC endpoint (a `url`), so management calls can work. */
+  get hasEndpoint(): boolean {
+    return this.#grpc !== undefined;
+  }
+
+  /**
+   * The gRPC endpoint that management calls (health, metadata, repository, shared memory) use.
+   * Throws FAILED_PRECONDITION on a client built with only a `transport`.
+   */
+  get grpc(): GrpcTransport {
+    if (this.#grpc === undefined) {
+      throw new InfergateError(
+        ErrorCode.FailedPrecondition,
+        'this client has no url: management calls need a gRPC endpoint (pass url)',
+      );
+    }
+    return this.#grpc;
   }
 
   // ── health and metadata ────────────────────────────────────────────────────────────────────
@@ -222,12 +254,15 @@ export class TritonClient {
    * transport such as a router, which pins by the `sequence_id` parameter).
    */
   async sequence(model: string, options: SequenceOptions = {}): Promise<Sequence> {
-    await this.requireExtension(Extension.Sequence, 'sequence()');
     const id = options.id ?? newSequenceId();
+    const grpc = this.#grpc;
+    if (grpc !== undefined) await this.requireExtension(Extension.Sequence, 'sequence()');
     // A custom transport (a router) pins sequences itself, by the sequence_id parameter.
-    if (this.transport !== this.grpc) return new Sequence(model, this.transport, async () => {}, { id });
-    const { endpoints } = this.grpc;
-    if (endpoints.length === 1) return new Sequence(model, this.grpc, async () => {}, { id });
+    if (grpc === undefined || this.transport !== grpc) {
+      return new Sequence(model, this.transport, async () => {}, { id });
+    }
+    const { endpoints } = grpc;
+    if (endpoints.length === 1) return new Sequence(model, grpc, async () => {}, { id });
     const key = typeof id === 'string' ? hash(id) : Number(BigInt.asUintN(32, BigInt(id)));
     const endpoint = endpoints[key % endpoints.length] as (typeof endpoints)[number];
     const url = `${endpoint.secure ? 'grpcs' : 'grpc'}://${endpoint.target}`;
@@ -304,12 +339,15 @@ export class TritonClient {
     return unregisterCudaSharedMemory(this.grpc, name, options);
   }
 
-  /** Cancels open stream sessions, releases shared-memory regions and closes the channel. Idempotent. */
+  /**
+   * Cancels open stream sessions, releases shared-memory regions and closes the client's own
+   * channel. A `transport` the client was handed is not closed: whoever created it closes it
+   * (nothing closes what it was handed). Idempotent.
+   */
   async close(): Promise<void> {
     for (const session of this.#sessions) session.cancel();
     this.#sessions.clear();
-    if (this.transport !== this.grpc) await this.transport.close?.();
-    await this.grpc.close();
+    await this.#grpc?.close();
   }
 }
 

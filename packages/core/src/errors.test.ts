@@ -44,6 +44,52 @@ describe('InfergateError', () => {
   });
 });
 
+describe('InfergateError.from', () => {
+  it('maps Node socket and DNS failures, walking cause, to UNAVAILABLE', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
+    const error = InfergateError.from(new TypeError('fetch failed', { cause: refused }));
+    expect(error.code).toBe('UNAVAILABLE');
+    expect(error.retryable).toBe(true);
+    expect(error.cause).toBeInstanceOf(TypeError);
+    expect(InfergateError.from('getaddrinfo ENOTFOUND example.invalid').code).toBe('UNAVAILABLE');
+    expect(InfergateError.from(new Error('plain')).code).toBe('UNKNOWN');
+    expect(InfergateError.from(new Error('plain'), 'INTERNAL').code).toBe('INTERNAL');
+  });
+});
+
+describe('InfergateError.wrap', () => {
+  const original = new InfergateError('RATE_LIMITED', 'slow down', {
+    cause: new Error('inner'),
+    model: 'm',
+    endpoint: 'h:1',
+    requestId: 'r',
+    grpcCode: 8,
+    httpStatus: 429,
+    retryAfterMs: 1500,
+    details: { provider: 'p' },
+  });
+
+  it('keeps every field it is not told to change', () => {
+    const wrapped = InfergateError.wrap(original, { endpoint: 'h:2' });
+    expect(wrapped).not.toBe(original);
+    expect(wrapped.toJSON()).toEqual({ ...original.toJSON(), endpoint: 'h:2' });
+    expect(wrapped.cause).toBe(original.cause);
+    expect(wrapped.details).toEqual({ provider: 'p' });
+  });
+
+  it('follows an overridden code for retryable unless retryable is given', () => {
+    expect(InfergateError.wrap(original, { code: 'INVALID_ARGUMENT' }).retryable).toBe(false);
+    expect(InfergateError.wrap(original, { retryable: false }).retryable).toBe(false);
+    expect(InfergateError.wrap(original, { message: 'again' }).message).toBe('[RATE_LIMITED] again');
+  });
+
+  it('turns anything thrown into an InfergateError first', () => {
+    const wrapped = InfergateError.wrap(new DOMException('late', 'TimeoutError'), { model: 'x' });
+    expect(wrapped.code).toBe('DEADLINE_EXCEEDED');
+    expect(wrapped.model).toBe('x');
+  });
+});
+
 describe('fromGrpcStatus', () => {
   it('maps every status number to its name', () => {
     expect(fromGrpcStatus({ code: 3, details: 'x' }).code).toBe('INVALID_ARGUMENT');

@@ -3,65 +3,11 @@
  * caller can switch on it whatever layer (transport, batcher, router, cost) raised the error.
  */
 
-export const ErrorCode = {
-  Cancelled: 'CANCELLED',
-  Unknown: 'UNKNOWN',
-  InvalidArgument: 'INVALID_ARGUMENT',
-  DeadlineExceeded: 'DEADLINE_EXCEEDED',
-  NotFound: 'NOT_FOUND',
-  AlreadyExists: 'ALREADY_EXISTS',
-  PermissionDenied: 'PERMISSION_DENIED',
-  ResourceExhausted: 'RESOURCE_EXHAUSTED',
-  FailedPrecondition: 'FAILED_PRECONDITION',
-  Aborted: 'ABORTED',
-  OutOfRange: 'OUT_OF_RANGE',
-  Unimplemented: 'UNIMPLEMENTED',
-  Internal: 'INTERNAL',
-  Unavailable: 'UNAVAILABLE',
-  DataLoss: 'DATA_LOSS',
-  Unauthenticated: 'UNAUTHENTICATED',
-  // SDK codes
-  QueueFull: 'QUEUE_FULL',
-  BudgetExceeded: 'BUDGET_EXCEEDED',
-  BreakerOpen: 'BREAKER_OPEN',
-  PriceUnknown: 'PRICE_UNKNOWN',
-  RateLimited: 'RATE_LIMITED',
-  Overloaded: 'OVERLOADED',
-  ContextLengthExceeded: 'CONTEXT_LENGTH_EXCEEDED',
-  ContentFiltered: 'CONTENT_FILTERED',
-} as const;
+// error-code.js must load before network-errors.js, which reads ErrorCode at module load.
+import { ErrorCode, isBackpressureCode, isRetryableCode } from './error-code.js';
+import { networkErrorCode } from './network-errors.js';
 
-export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
-
-/** Codes that mean "try again later": the request itself was fine. */
-const retryableCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  ErrorCode.Unavailable,
-  ErrorCode.ResourceExhausted,
-  ErrorCode.Aborted,
-  ErrorCode.QueueFull,
-  ErrorCode.RateLimited,
-  ErrorCode.Overloaded,
-  ErrorCode.BreakerOpen,
-]);
-
-/**
- * Codes that mean "the target is busy, not broken": a router falls back without counting a failure
- * and cools the target instead of tripping its breaker.
- */
-const backpressureCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
-  ErrorCode.QueueFull,
-  ErrorCode.RateLimited,
-  ErrorCode.Overloaded,
-  ErrorCode.ResourceExhausted,
-]);
-
-export function isRetryableCode(code: ErrorCode): boolean {
-  return retryableCodes.has(code);
-}
-
-export function isBackpressureCode(code: ErrorCode): boolean {
-  return backpressureCodes.has(code);
-}
+export { ErrorCode, isBackpressureCode, isRetryableCode };
 
 export interface InfergateErrorOptions {
   cause?: unknown;
@@ -72,12 +18,22 @@ export interface InfergateErrorOptions {
   requestId?: string;
   /** gRPC status number, when the error came from a gRPC status. */
   grpcCode?: number;
-  /** HTTP status, when the error came from an HTTP response. */
+  /**
+   * The upstream HTTP status, when the error came from an HTTP response (a provider's 429, a
+   * server's 503). Never the status an HTTP front door sends back: that is derived from `code`.
+   */
   httpStatus?: number;
   /** Milliseconds the server asked us to wait before retrying (Retry-After). */
   retryAfterMs?: number;
   /** Extra structured facts (never secrets). */
   details?: Record<string, unknown>;
+}
+
+/** What `InfergateError.wrap` may change: any option, and the code and message. */
+export interface InfergateErrorOverrides extends InfergateErrorOptions {
+  code?: ErrorCode;
+  /** The message without the `[CODE]` prefix. */
+  message?: string;
 }
 
 const brand = Symbol.for('@infergate/core/InfergateError');
@@ -122,8 +78,10 @@ export class InfergateError extends Error {
   }
 
   /**
-   * Turns anything thrown into an InfergateError: AbortError → CANCELLED, TimeoutError →
-   * DEADLINE_EXCEEDED, everything else → UNKNOWN (keeping the original as `cause`).
+   * Turns anything thrown into an InfergateError: an InfergateError is returned as it is;
+   * AbortError → CANCELLED, TimeoutError → DEADLINE_EXCEEDED, a Node socket or DNS failure
+   * (ECONNREFUSED, ENOTFOUND, …, found by walking `cause`) → UNAVAILABLE, everything else →
+   * `fallback` (UNKNOWN), keeping the original as `cause`.
    */
   static from(error: unknown, fallback: ErrorCode = ErrorCode.Unknown): InfergateError {
     if (error instanceof InfergateError) return error;
@@ -134,9 +92,34 @@ export class InfergateError extends Error {
       if (name === 'TimeoutError')
         return new InfergateError(ErrorCode.DeadlineExceeded, text, { cause: error });
       if (name === 'AbortError') return new InfergateError(ErrorCode.Cancelled, text, { cause: error });
-      return new InfergateError(fallback, text, { cause: error });
+      return new InfergateError(networkErrorCode(error) ?? fallback, text, { cause: error });
     }
-    return new InfergateError(fallback, String(error), { cause: error });
+    return new InfergateError(networkErrorCode(error) ?? fallback, String(error), { cause: error });
+  }
+
+  /**
+   * A copy of `error` (anything thrown goes through `from` first) with `overrides` applied; every
+   * field not overridden is kept: code, message, cause, model, endpoint, requestId, grpcCode,
+   * httpStatus, retryAfterMs, details. `retryable` is kept unless `code` or `retryable` is
+   * overridden, then it follows the override. This is the one way to add context to an error.
+   */
+  static wrap(error: unknown, overrides: InfergateErrorOverrides = {}): InfergateError {
+    const source = InfergateError.from(error);
+    const { code = source.code, message = source.rawMessage, ...rest } = overrides;
+    const options: InfergateErrorOptions = {};
+    const keep = <K extends keyof InfergateErrorOptions>(key: K, value: InfergateErrorOptions[K]) => {
+      if (value !== undefined) options[key] = value;
+    };
+    keep('cause', 'cause' in rest ? rest.cause : source.cause);
+    keep('retryable', rest.retryable ?? (overrides.code === undefined ? source.retryable : undefined));
+    keep('model', rest.model ?? source.model);
+    keep('endpoint', rest.endpoint ?? source.endpoint);
+    keep('requestId', rest.requestId ?? source.requestId);
+    keep('grpcCode', rest.grpcCode ?? source.grpcCode);
+    keep('httpStatus', rest.httpStatus ?? source.httpStatus);
+    keep('retryAfterMs', rest.retryAfterMs ?? source.retryAfterMs);
+    keep('details', rest.details ?? source.details);
+    return new InfergateError(code, message, options);
   }
 
   /** Plain object for logs and HTTP bodies; never includes `cause` (it may hold secrets). */

@@ -27,7 +27,7 @@ import { loadGrpc } from './internal/lazy-modules.js';
 import { SharedMemoryStager } from './internal/shm-stager.js';
 import { RPC_SERVICE, startRpcSpan } from './internal/tracing.js';
 import { classifyStreamError } from './internal/triton-messages.js';
-import { channelTarget, type Endpoint, parseEndpoint, type ResolvedClientOptions } from './options.js';
+import { channelTarget, type Endpoint, parseEndpoint, type ResolvedGrpcTransportOptions } from './options.js';
 import type { Parameters } from './parameters.js';
 import { inSharedMemory } from './tensor.js';
 import type { CallOptions, InferRequest, InferResponse, InferTransport } from './transport.js';
@@ -71,11 +71,11 @@ export class GrpcTransport implements InferTransport {
   /** The automatic shared-memory path, when `enableGpuIpc` is on. */
   readonly sharedMemory: SharedMemoryStager | undefined;
   private readonly client: grpc.Client;
-  private readonly options: ResolvedClientOptions;
+  private readonly options: ResolvedGrpcTransportOptions;
   private readonly target: string;
   private closed = false;
 
-  constructor(options: ResolvedClientOptions) {
+  constructor(options: ResolvedGrpcTransportOptions) {
     this.options = options;
     this.endpoints = (Array.isArray(options.url) ? options.url : [options.url]).map(parseEndpoint);
     this.endpoint = this.endpoints[0] as Endpoint;

@@ -1,3 +1,5 @@
+export type { BatchShare } from './batch-share.js';
+export { BATCH_SHARE_CONTEXT, batchShareOf, reportBatchShare } from './batch-share.js';
 export type { CallScope, CallScopeOptions } from './call-scope.js';
 export { checkTimeoutMs, createCallScope, NO_SCOPE, sleep } from './call-scope.js';
 export type { ModelMetadata, ModelOptions, ServerMetadata, TensorMetadata } from './client.js';
@@ -9,24 +11,30 @@ export {
   encodeBytesElements,
   encodeTensor,
 } from './codec.js';
-export type { InfergateConfig } from './config.js';
-export { infergateConfigSchema, resolveConfig } from './config.js';
+export type { CallContext, ContextKey } from './context-key.js';
+export { createContextKey, getContextValue, withContextValue } from './context-key.js';
+export { createGrpcTransport } from './create-grpc-transport.js';
 export type { DataType } from './datatype.js';
 export { DATATYPES, datatypeFromConfigName, elementSize, isDataType } from './datatype.js';
-export type { InfergateErrorOptions } from './errors.js';
+export type { InfergateErrorOptions, InfergateErrorOverrides } from './errors.js';
 export { abortError, ErrorCode, InfergateError, isBackpressureCode, isRetryableCode } from './errors.js';
-export { Extension, unsupportedExtension, withExtension } from './features.js';
+export { Extension, unsupportedExtension, withExtension } from './extension.js';
 export { fromGrpcStatus } from './grpc-status.js';
 export type { StreamCall } from './grpc-transport.js';
 export { GrpcTransport } from './grpc-transport.js';
 export type { InferOptions } from './infer-request.js';
 export { buildInferRequest } from './infer-request.js';
 export { networkErrorCode } from './network-errors.js';
-export type { ClientOptions, Endpoint, ResolvedClientOptions } from './options.js';
+export type {
+  ClientOptions,
+  Endpoint,
+  GrpcTransportOptions,
+  ResolvedClientOptions,
+  ResolvedGrpcTransportOptions,
+} from './options.js';
 export {
   channelTarget,
   clientOptionsSchema,
-  DEFAULT_SERVICE_NAME,
   describeIssues,
   MAX_MESSAGE_BYTES,
   parseEndpoint,

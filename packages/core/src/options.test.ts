@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import packageJson from '../package.json' with { type: 'json' };
 import { createTritonClient } from './client.js';
-import { resolveConfig } from './config.js';
 import { clientOptionsSchema, parseEndpoint, parseOptions } from './options.js';
 import { param, toWireParameter } from './parameters.js';
 import { VERSION } from './version.js';
@@ -9,7 +8,7 @@ import { VERSION } from './version.js';
 describe('client options', () => {
   it('fills documented defaults', () => {
     const options = parseOptions(clientOptionsSchema(), { url: '127.0.0.1:8001' }, 'client options');
-    expect(options.serviceName).toBe('model-serving-triton-inference-server');
+    expect(options.enableGpuIpc).toBe(true);
     expect(options.maxMessageBytes).toBe(2 ** 31 - 1);
     expect(options.keepalive.timeMs).toBe(30_000);
     expect(options.tracing).toBe(true);
@@ -26,6 +25,8 @@ describe('client options', () => {
       /Unrecognized key.*colour/,
     );
     expect(() => createTritonClient({ url: 'not a url' })).toThrow(/invalid url 'not a url'/);
+    // serviceName was never read; it is gone rather than silently ignored.
+    expect(() => createTritonClient({ url: 'h:1', serviceName: 'x' } as never)).toThrow(/serviceName/);
   });
 
   it('parses endpoints with and without scheme', () => {
@@ -40,18 +41,6 @@ describe('client options', () => {
     });
     expect(parseEndpoint('grpc://[::1]:9000')).toMatchObject({ target: '[::1]:9000', host: '::1' });
     expect(parseEndpoint('triton')).toMatchObject({ target: 'triton:8001' });
-  });
-});
-
-describe('seed config', () => {
-  it("holds the brief's defaults", () => {
-    expect(resolveConfig()).toEqual({
-      serviceName: 'model-serving-triton-inference-server',
-      maxBatchSize: 64,
-      maxQueueDelayMs: 10,
-      enableGpuIpc: true,
-    });
-    expect(() => resolveConfig({ maxBatchSize: 0 })).toThrow(/maxBatchSize/);
   });
 });
 

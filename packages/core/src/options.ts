@@ -6,8 +6,6 @@ import type { Interceptor } from './transport.js';
 
 type ZodNamespace = typeof Zod.z;
 
-/** The service contract's seed defaults (the original brief). */
-export const DEFAULT_SERVICE_NAME = 'model-serving-triton-inference-server';
 export const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
 
 /** Builds the client options schema; zod loads on first use (see internal/lazy-modules.ts). */
@@ -33,17 +31,19 @@ function buildClientOptionsSchema(z: ZodNamespace) {
        * `host:port`, `grpc://host:port` (plaintext) or `grpcs://host:port` (TLS); a list of IP
        * endpoints is balanced by grpc-js (see `loadBalancing`).
        */
-      url: z.union([
-        z.string().min(1, 'url must be host:port, grpc://host:port or grpcs://host:port'),
-        z.array(z.string().min(1)).min(1, 'url list must not be empty'),
-      ]),
+      url: z
+        .union([
+          z.string().min(1, 'url must be host:port, grpc://host:port or grpcs://host:port'),
+          z.array(z.string().min(1)).min(1, 'url list must not be empty'),
+        ])
+        .optional(),
       /** How grpc-js spreads calls over several endpoints. @default "round_robin" */
       loadBalancing: z.enum(['round_robin', 'pick_first']).default('round_robin'),
       /** Compress requests (responses follow the server's choice). @default "none" */
       compression: z.enum(['none', 'deflate', 'gzip']).default('none'),
       /**
        * Send large input tensors through system shared memory when the server is on this host and
-       * advertises it (the brief's `enable_gpu_ipc`); otherwise plain gRPC. @default true
+       * advertises it; otherwise plain gRPC. @default true
        */
       enableGpuIpc: z.boolean().default(true),
       sharedMemory: z
@@ -65,8 +65,6 @@ function buildClientOptionsSchema(z: ZodNamespace) {
         })
         .strict()
         .default({ thresholdBytes: 1024 * 1024, maxRegions: 4, maxRegionBytes: 1024 ** 3 }),
-      /** @default "model-serving-triton-inference-server" — the name spans and metrics carry. */
-      serviceName: z.string().min(1).default(DEFAULT_SERVICE_NAME),
       /** Default deadline for every call, in ms; per-call `timeoutMs` overrides it. @default none */
       timeoutMs: z.number().int().positive().optional(),
       /** Metadata sent with every call (e.g. authorization). @default {} */
@@ -116,8 +114,29 @@ export function clientOptionsSchema(): ClientOptionsSchema {
   return clientSchema;
 }
 
+/**
+ * `createTritonClient` options. `url` is required unless the client is given a `transport` (a
+ * batcher, a router, an in-memory transport); without a url, management calls fail with
+ * FAILED_PRECONDITION.
+ */
 export type ClientOptions = z.input<ClientOptionsSchema>;
 export type ResolvedClientOptions = z.output<ClientOptionsSchema>;
+
+/** `createGrpcTransport` options: the client options without interceptors, `url` required. */
+export type GrpcTransportOptions = Omit<ClientOptions, 'interceptors' | 'url'> & {
+  url: string | string[];
+};
+/** Resolved options of one gRPC endpoint (a url is known). */
+export type ResolvedGrpcTransportOptions = ResolvedClientOptions & { url: string | string[] };
+
+/** Validates gRPC endpoint options; INVALID_ARGUMENT when `url` is missing or anything is bad. */
+export function parseGrpcTransportOptions(options: unknown, what: string): ResolvedGrpcTransportOptions {
+  const resolved = parseOptions(clientOptionsSchema(), options, what);
+  if (resolved.url === undefined) {
+    throw new InfergateError(ErrorCode.InvalidArgument, `invalid ${what}: url: required`);
+  }
+  return resolved as ResolvedGrpcTransportOptions;
+}
 
 /** Formats zod's issues into one readable line each. */
 export function describeIssues(error: z.ZodError): string {

@@ -1,6 +1,6 @@
 import { create } from '@bufbuild/protobuf';
 import { ErrorCode, InfergateError } from './errors.js';
-import { Extension, withExtension } from './features.js';
+import { Extension, withExtension } from './extension.js';
 import { GRPCInferenceService, type ModelRepositoryParameter } from './gen/grpc_service_pb.js';
 import type { GrpcTransport } from './grpc-transport.js';
 import type { CallOptions } from './transport.js';

@@ -13,6 +13,7 @@ import {
 } from './budget-store.js';
 import { windowAt } from './budget-window.js';
 import type { BudgetLimitEvent } from './cost-events.js';
+import { abortable, throwIfAborted } from './internal/abortable.js';
 
 /** Budget held for one call between `reserve` and `settle`/`release`. */
 export interface Reservation {
@@ -85,21 +86,35 @@ export class BudgetLedger {
     provider?: string | undefined;
     estimateUsd: number;
     ttlMs?: number | undefined;
+    /** Stops the wait for the store (CANCELLED / DEADLINE_EXCEEDED); a late hold is released. */
+    signal?: AbortSignal | undefined;
   }): Promise<Reservation> {
-    if (!(request.estimateUsd >= 0)) throw new RangeError('estimateUsd must be a number ≥ 0');
+    if (!(request.estimateUsd >= 0)) {
+      throw new InfergateError(
+        ErrorCode.InvalidArgument,
+        `estimateUsd must be a number ≥ 0, got ${request.estimateUsd}`,
+      );
+    }
     const now = this.#clock();
     const reservation = this.detached(request, now);
     const applied = this.#apply(request.attribution, now);
     if (applied.length === 0) return reservation;
     const amountNano = toNanoCeil(request.estimateUsd);
+    const signal = request.signal;
+    throwIfAborted(signal);
     const pending = this.#store.reserve({
       id: reservation.id,
       amountNano,
       lines: applied.map((item) => item.line),
       now,
       expiresAt: reservation.expiresAt,
+      ...(signal === undefined ? {} : { signal }),
     });
-    const result: ReserveResult = pending instanceof Promise ? await pending : pending;
+    // Also raced here, so a store that ignores the signal cannot hold the caller past its deadline.
+    const guarded = abortable(pending, signal, (late) => {
+      if (late.ok) return this.#store.release(reservation.id, this.#clock());
+    });
+    const result: ReserveResult = guarded instanceof Promise ? await guarded : guarded;
     if (!result.ok) {
       const failed = applied[result.failedLine] as Applied;
       const event = this.#event(failed, result.lines[result.failedLine], request, failed.budget.hardLimitUsd);
@@ -150,7 +165,11 @@ export class BudgetLedger {
     };
   }
 
-  async settle(reservation: Reservation, details: SettleDetails): Promise<SpendEntry | undefined> {
+  async settle(
+    reservation: Reservation,
+    details: SettleDetails,
+    signal?: AbortSignal,
+  ): Promise<SpendEntry | undefined> {
     if (finished.has(reservation)) return undefined;
     finished.add(reservation);
     const now = this.#clock();
@@ -172,8 +191,9 @@ export class BudgetLedger {
       lines: this.#apply(reservation.attribution, now).map((item) => item.line),
       now,
       entry,
+      ...(signal === undefined ? {} : { signal }),
     });
-    if (pending instanceof Promise) await pending;
+    if (pending instanceof Promise) await abortable(pending, signal);
     this.#hooks.settled(entry);
     return entry;
   }

@@ -29,6 +29,12 @@ export interface ReserveRequest {
   now: number;
   /** After this the reservation no longer holds budget (a crashed caller cannot hold it forever). */
   expiresAt: number;
+  /**
+   * The caller's signal. Aborted before the store starts: nothing is held and the store rejects
+   * with the signal's typed reason. Aborted while the store waits: it rejects at once, and a hold
+   * that still lands afterwards is released by the store.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 export type ReserveResult =
@@ -57,6 +63,11 @@ export interface SettleRequest {
   lines: readonly LedgerLine[];
   now: number;
   entry: SpendEntry;
+  /**
+   * The caller's signal: the store stops waiting when it aborts. The spend is recorded all the
+   * same (the call ran), so an abort never loses money, only the wait.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** One row of the daily aggregates: spend of one tenant/key/model/provider on one UTC day. */

@@ -1,3 +1,4 @@
+import { ErrorCode, InfergateError, parseOptions } from '@infergate/core';
 import { z } from 'zod';
 
 /** The dimensions a call is attributed by; a budget's `scope` picks which of them it keys on. */
@@ -50,10 +51,15 @@ export type BudgetInput = z.input<typeof budgetSchema>;
 export type Budget = z.output<typeof budgetSchema>;
 
 export function parseBudgets(budgets: readonly BudgetInput[]): Budget[] {
-  const parsed = budgets.map((budget) => budgetSchema.parse(budget));
+  const parsed = parseOptions(z.array(budgetSchema), budgets, 'budgets');
   const ids = new Set<string>();
   for (const budget of parsed) {
-    if (ids.has(budget.id)) throw new TypeError(`duplicate budget id "${budget.id}"`);
+    if (ids.has(budget.id)) {
+      throw new InfergateError(
+        ErrorCode.InvalidArgument,
+        `invalid budgets: duplicate budget id "${budget.id}"`,
+      );
+    }
     ids.add(budget.id);
   }
   return parsed;

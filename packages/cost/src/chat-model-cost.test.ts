@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { API_KEY_CONTEXT } from './call-attribution.js';
 import { withCost } from './chat-model-cost.js';
 import { CostTracker } from './cost-tracker.js';
+import { MemoryBudgetStore } from './memory-budget-store.js';
+import { RedisBudgetStore } from './redis-budget-store.js';
 import type { TokenUsage } from './token-cost.js';
+import { costInterceptor } from './triton-cost-interceptor.js';
 
 interface FakeRequest {
   model: string;
@@ -57,10 +60,38 @@ function tracker(limit = 1) {
   });
 }
 
+describe('cost integration options', () => {
+  it('validate through parseOptions and keep the deprecated positional tracker working', async () => {
+    const costs = tracker();
+    expect(() => withCost(fakeModel(), {} as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/tracker/) }),
+    );
+    expect(() => costInterceptor({ tracker: costs, endpoint: 7 } as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/endpoint/) }),
+    );
+    expect(() => new CostTracker({ reservationTtlMs: -1 })).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringMatching(/reservationTtlMs/),
+      }),
+    );
+    expect(() => new MemoryBudgetStore({ logSize: 0 })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
+    expect(() => new RedisBudgetStore({} as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/redis/) }),
+    );
+    const settled: unknown[] = [];
+    costs.on('settled', (entry) => settled.push(entry));
+    await withCost(fakeModel(), costs).chat(request, { tenant: 'legacy' });
+    expect(settled).toEqual([expect.objectContaining({ tenant: 'legacy' })]);
+  });
+});
+
 describe('withCost', () => {
   it('reserves the estimate, settles with the response usage, attributed to tenant and key', async () => {
     const costs = tracker();
-    const model = withCost(fakeModel(), costs);
+    const model = withCost(fakeModel(), { tracker: costs });
     expect(model.provider).toBe('openai');
     expect(model.defaultModel).toBe('gpt-4o-mini');
     const settled: unknown[] = [];
@@ -80,7 +111,7 @@ describe('withCost', () => {
 
   it('rejects with BUDGET_EXCEEDED before calling the model', async () => {
     const inner = fakeModel();
-    const model = withCost(inner, tracker(0.00001));
+    const model = withCost(inner, { tracker: tracker(0.00001) });
     await expect(model.chat(request, { tenant: 'acme' })).rejects.toMatchObject({
       code: ErrorCode.BudgetExceeded,
     });
@@ -89,7 +120,7 @@ describe('withCost', () => {
 
   it('releases the reservation when the call fails', async () => {
     const costs = tracker();
-    const model = withCost(fakeModel({ fail: true }), costs);
+    const model = withCost(fakeModel({ fail: true }), { tracker: costs });
     await expect(model.chat(request, { tenant: 'acme' })).rejects.toMatchObject({
       code: ErrorCode.Unavailable,
     });
@@ -98,7 +129,7 @@ describe('withCost', () => {
 
   it('streams settle on the usage event', async () => {
     const costs = tracker();
-    const model = withCost(fakeModel(), costs);
+    const model = withCost(fakeModel(), { tracker: costs });
     const types: string[] = [];
     for await (const event of model.chatStream(request, { tenant: 'acme' })) types.push(event.type);
     expect(types).toEqual(['text-delta', 'text-delta', 'usage', 'finish']);
@@ -107,10 +138,10 @@ describe('withCost', () => {
 
   it('a stream left before usage releases; one that ends without usage is charged its estimate', async () => {
     const costs = tracker();
-    const model = withCost(fakeModel(), costs);
+    const model = withCost(fakeModel(), { tracker: costs });
     for await (const _event of model.chatStream(request, { tenant: 'acme' })) break;
     expect(await costs.spend('tenant', { tenant: 'acme' })).toMatchObject({ spentUsd: 0, reservedUsd: 0 });
-    const silent = withCost(fakeModel({ streamUsage: false }), costs);
+    const silent = withCost(fakeModel({ streamUsage: false }), { tracker: costs });
     for await (const _event of silent.chatStream(request, { tenant: 'acme' })) {
       // drain
     }

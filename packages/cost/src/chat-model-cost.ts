@@ -1,8 +1,11 @@
-import type { CallOptions } from '@infergate/core';
+import { type CallOptions, createCallScope, parseOptions } from '@infergate/core';
+import { z } from 'zod';
 import type { Attribution } from './budget.js';
 import type { Reservation } from './budget-ledger.js';
 import { attributionOf } from './call-attribution.js';
 import type { CostTracker } from './cost-tracker.js';
+import { finishReservation } from './internal/finish-reservation.js';
+import { functionSchema, isCostTracker, trackerSchema } from './internal/tracker-schema.js';
 import type { ServiceTier } from './price-schema.js';
 import type { TokenUsage } from './token-cost.js';
 import type { EstimatableRequest } from './token-estimate.js';
@@ -19,11 +22,29 @@ export interface CostableChatModel {
 }
 
 export interface WithCostOptions {
+  /** Prices, budgets and the ledger the calls are charged to. */
+  tracker: CostTracker;
   /** Who the call is charged to. @default tenant from CallOptions.tenant, key from API_KEY_CONTEXT */
   attribute?: (request: EstimatableRequest, options: CallOptions | undefined) => Attribution;
   /** Service tier of the request (batch, priority) for the price modifiers. @default 'standard' */
   serviceTier?: (request: EstimatableRequest) => ServiceTier;
 }
+
+const optionsSchema = z
+  .object({
+    model: z.custom<CostableChatModel>(
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        typeof (value as CostableChatModel).chat === 'function' &&
+        typeof (value as CostableChatModel).chatStream === 'function',
+      'model must be a ChatModel (chat and chatStream)',
+    ),
+    tracker: trackerSchema,
+    attribute: functionSchema('attribute').optional(),
+    serviceTier: functionSchema('serviceTier').optional(),
+  })
+  .strict();
 
 type Wrapped<M extends CostableChatModel> = Pick<
   M,
@@ -36,11 +57,22 @@ type Wrapped<M extends CostableChatModel> = Pick<
  * Streams settle when the usage event arrives; a stream that ends without one is charged its
  * estimate; a stream abandoned before usage releases its reservation.
  */
+export function withCost<M extends CostableChatModel>(model: M, options: WithCostOptions): Wrapped<M>;
+/** @deprecated Pass `withCost(model, { tracker, ...options })`; this form is removed in 1.0. */
 export function withCost<M extends CostableChatModel>(
   model: M,
   tracker: CostTracker,
-  options: WithCostOptions = {},
+  options?: Omit<WithCostOptions, 'tracker'>,
+): Wrapped<M>;
+export function withCost<M extends CostableChatModel>(
+  model: M,
+  second: WithCostOptions | CostTracker,
+  rest: Omit<WithCostOptions, 'tracker'> = {},
 ): Wrapped<M> {
+  const input = isCostTracker(second) ? { ...rest, tracker: second } : second;
+  parseOptions(optionsSchema, { ...input, model }, 'withCost options');
+  const options: WithCostOptions = input;
+  const { tracker } = options;
   const attribute =
     options.attribute ?? ((request, callOptions) => attributionOf(callOptions, request.model));
 
@@ -51,35 +83,34 @@ export function withCost<M extends CostableChatModel>(
     const serviceTier = options.serviceTier?.(named) ?? 'standard';
     const estimate = await tracker.estimateChat(named, { provider: model.provider, serviceTier });
     const attribution = attribute(named, callOptions);
-    const reservation = await tracker.reserve({
-      ...attribution,
-      model: attribution.model ?? named.model,
-      provider: model.provider,
-      estimateUsd: estimate?.usd ?? 0,
-    });
-    return { reservation, serviceTier, model: named.model, estimate };
+    const scope = createCallScope({ signal: callOptions?.signal, timeoutMs: callOptions?.timeoutMs });
+    try {
+      const reservation = await tracker.reserve({
+        ...attribution,
+        model: attribution.model ?? named.model,
+        provider: model.provider,
+        estimateUsd: estimate?.usd ?? 0,
+        signal: scope.signal,
+      });
+      return { reservation, serviceTier, model: named.model, estimate };
+    } finally {
+      scope.dispose();
+    }
   }
 
-  async function settle(
+  const settle = (
     reservation: Reservation,
     usage: TokenUsage,
     answered: string,
     serviceTier: ServiceTier,
-  ) {
-    try {
-      await tracker.settleUsage(reservation, usage, { model: answered, serviceTier });
-    } catch (error) {
-      tracker.emit('ledger-error', { operation: 'settle', reservationId: reservation.id, error });
-    }
-  }
+    signal: AbortSignal | undefined,
+  ) =>
+    finishReservation(tracker, reservation, 'settle', () =>
+      tracker.settleUsage(reservation, usage, { model: answered, serviceTier, signal }),
+    );
 
-  async function release(reservation: Reservation) {
-    try {
-      await tracker.release(reservation);
-    } catch (error) {
-      tracker.emit('ledger-error', { operation: 'release', reservationId: reservation.id, error });
-    }
-  }
+  const release = (reservation: Reservation) =>
+    finishReservation(tracker, reservation, 'release', () => tracker.release(reservation));
 
   const wrapped = {
     provider: model.provider,
@@ -92,7 +123,7 @@ export function withCost<M extends CostableChatModel>(
         await release(call.reservation);
         throw error;
       }
-      await settle(call.reservation, response.usage, call.model, call.serviceTier);
+      await settle(call.reservation, response.usage, call.model, call.serviceTier, callOptions?.signal);
       return response;
     },
     async *chatStream(request: EstimatableRequest, callOptions?: CallOptions) {
@@ -103,7 +134,7 @@ export function withCost<M extends CostableChatModel>(
         for await (const event of model.chatStream(request, callOptions)) {
           if (event.type === 'usage' && event.usage && !settled) {
             settled = true;
-            await settle(call.reservation, event.usage, call.model, call.serviceTier);
+            await settle(call.reservation, event.usage, call.model, call.serviceTier, callOptions?.signal);
           }
           yield event;
         }
@@ -117,6 +148,7 @@ export function withCost<M extends CostableChatModel>(
               { inputTokens: call.estimate?.inputTokens, outputTokens: call.estimate?.outputTokens },
               call.model,
               call.serviceTier,
+              callOptions?.signal,
             );
           } else await release(call.reservation);
         }

@@ -1,9 +1,23 @@
-import type { ModelStatistics } from '@infergate/core';
+import { type ModelStatistics, parseOptions } from '@infergate/core';
+import { z } from 'zod';
+import { functionSchema } from './internal/tracker-schema.js';
 
 /** What the meter needs of a client: `TritonClient.modelStatistics`. */
 export interface StatisticsSource {
   modelStatistics(model?: string): Promise<ModelStatistics[]>;
 }
+
+const meterOptionsSchema = z.strictObject({
+  source: z.custom<StatisticsSource>(
+    (value) =>
+      typeof value === 'object' &&
+      value !== null &&
+      typeof (value as StatisticsSource).modelStatistics === 'function',
+    'source must have modelStatistics() (a TritonClient)',
+  ),
+  model: z.string().min(1),
+  clock: functionSchema('clock').optional(),
+});
 
 export interface ComputeSample {
   /** compute_infer ns accumulated since the previous sample. */
@@ -30,6 +44,7 @@ export class ComputeMeter {
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: { source: StatisticsSource; model: string; clock?: () => number }) {
+    parseOptions(meterOptionsSchema, options, 'compute meter options');
     this.model = options.model;
     this.#source = options.source;
     this.#clock = options.clock ?? Date.now;

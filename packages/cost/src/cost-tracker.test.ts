@@ -2,6 +2,7 @@ import { ErrorCode, InfergateError } from '@infergate/core';
 import { describe, expect, it } from 'vitest';
 import type { BudgetLimitEvent, PriceUnknownEvent } from './cost-events.js';
 import { CostTracker } from './cost-tracker.js';
+import { gpuShareUsd } from './gpu-cost.js';
 import { MemoryBudgetStore } from './memory-budget-store.js';
 import { reportToCsv } from './spend-report.js';
 
@@ -261,18 +262,44 @@ describe('CostTracker budgets (memory ledger)', () => {
     expect((tracker.store as MemoryBudgetStore).entries()).toHaveLength(3);
   });
 
-  it('validates budgets', () => {
-    expect(() => new CostTracker({ budgets: [{ id: 'x', window: 'day' }] })).toThrow(
+  it('rejects bad budgets with INVALID_ARGUMENT naming the field', () => {
+    const invalid = (build: () => unknown) => {
+      try {
+        build();
+      } catch (error) {
+        expect(error).toBeInstanceOf(InfergateError);
+        expect((error as InfergateError).code).toBe('INVALID_ARGUMENT');
+        return (error as InfergateError).rawMessage;
+      }
+      throw new Error('expected an error');
+    };
+    expect(invalid(() => new CostTracker({ budgets: [{ id: 'x', window: 'day' }] }))).toMatch(
       /hardLimitUsd, softLimitUsd/,
     );
     expect(
-      () =>
-        new CostTracker({
-          budgets: [
-            { id: 'x', window: 'day', hardLimitUsd: 1 },
-            { id: 'x', window: 'hour', hardLimitUsd: 1 },
-          ],
-        }),
-    ).toThrow(/duplicate/);
+      invalid(() => new CostTracker({ budgets: [{ id: 'x', window: 'day', hardLimitUsd: -1 }] })),
+    ).toMatch(/0\.hardLimitUsd/);
+    expect(
+      invalid(
+        () =>
+          new CostTracker({
+            budgets: [
+              { id: 'x', window: 'day', hardLimitUsd: 1 },
+              { id: 'x', window: 'hour', hardLimitUsd: 1 },
+            ],
+          }),
+      ),
+    ).toMatch(/duplicate/);
+    expect(invalid(() => new CostTracker({ gpuPrices: [{ usdPerGpuHour: -2 }] }))).toMatch(/usdPerGpuHour/);
+    expect(
+      invalid(() => gpuShareUsd({ usdPerGpuHour: 1 }, { model: 'm', rows: 1, batchRows: 0, computeNs: 1 })),
+    ).toMatch(/batchRows/);
+  });
+
+  it('rejects a negative estimate with INVALID_ARGUMENT', async () => {
+    const tracker = new CostTracker({ budgets: [{ id: 'x', window: 'day', hardLimitUsd: 1 }] });
+    await expect(tracker.reserve({ tenant: 'a', estimateUsd: -1 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
   });
 });

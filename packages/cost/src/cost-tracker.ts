@@ -1,3 +1,5 @@
+import { parseOptions } from '@infergate/core';
+import { z } from 'zod';
 import type { Attribution, BudgetInput } from './budget.js';
 import { parseBudgets } from './budget.js';
 import { BudgetLedger, type Reservation, type SettleDetails } from './budget-ledger.js';
@@ -5,6 +7,7 @@ import type { BudgetStore, SpendEntry } from './budget-store.js';
 import { CostEventEmitter } from './cost-events.js';
 import { recordCostTelemetry } from './cost-telemetry.js';
 import { type GpuCostInput, type GpuPrice, GpuPriceTable, gpuShareUsd } from './gpu-cost.js';
+import { functionSchema } from './internal/tracker-schema.js';
 import { MemoryBudgetStore } from './memory-budget-store.js';
 import { PriceCatalog, type PriceResolver } from './price-catalog.js';
 import type { PriceEntry, ServiceTier } from './price-schema.js';
@@ -29,8 +32,36 @@ export interface CostTrackerOptions {
   defaultMaxOutputTokens?: number;
   /** Milliseconds since the epoch; injectable for tests. @default Date.now */
   clock?: () => number;
-  /** Span attributes and metrics through @opentelemetry/api. @default true */
+  /** Span attributes and metrics through @opentelemetry/api (the switch core and llm call `tracing`). @default true */
+  tracing?: boolean;
+  /** @deprecated Use `tracing`; removed in 1.0. */
   telemetry?: boolean;
+}
+
+// Checked once per tracker; the prices and budgets inside are checked by their own schemas.
+const trackerOptionsSchema = z.strictObject({
+  store: z
+    .custom<BudgetStore>(
+      (value) =>
+        typeof value === 'object' && value !== null && typeof (value as BudgetStore).reserve === 'function',
+      'store must be a BudgetStore',
+    )
+    .optional(),
+  budgets: z.array(z.unknown()).optional(),
+  prices: z.array(z.unknown()).optional(),
+  resolver: functionSchema('resolver').optional(),
+  builtInPrices: z.boolean().optional(),
+  gpuPrices: z.array(z.unknown()).optional(),
+  reservationTtlMs: z.number().int().positive().optional(),
+  defaultMaxOutputTokens: z.number().int().positive().optional(),
+  clock: functionSchema('clock').optional(),
+  tracing: z.boolean().optional(),
+  telemetry: z.boolean().optional(),
+});
+
+/** Per-call options of reserve/settle: the caller's signal stops the wait for the store. */
+export interface LedgerCallOptions {
+  signal?: AbortSignal | undefined;
 }
 
 /** A call's identity for budgets and reports. */
@@ -61,11 +92,13 @@ export class CostTracker extends CostEventEmitter {
   readonly #defaultMaxOutputTokens: number;
   readonly #telemetry: boolean;
 
-  constructor(options: CostTrackerOptions = {}) {
+  constructor(input: CostTrackerOptions = {}) {
     super();
+    parseOptions(trackerOptionsSchema, input, 'cost tracker options');
+    const options = input;
     this.#clock = options.clock ?? Date.now;
     this.#defaultMaxOutputTokens = options.defaultMaxOutputTokens ?? 1024;
-    this.#telemetry = options.telemetry ?? true;
+    this.#telemetry = options.tracing ?? options.telemetry ?? true;
     this.prices = new PriceCatalog({
       builtIn: options.builtInPrices ?? true,
       ...(options.prices ? { prices: options.prices } : {}),
@@ -174,25 +207,32 @@ export class CostTracker extends CostEventEmitter {
    * Holds `estimateUsd` on every budget that applies, atomically, or throws BUDGET_EXCEEDED (with
    * retryAfterMs until the window resets). Settle or release the reservation when the call ends.
    */
-  reserve(request: CallAttribution & { estimateUsd: number; ttlMs?: number }): Promise<Reservation> {
+  reserve(
+    request: CallAttribution & { estimateUsd: number; ttlMs?: number; signal?: AbortSignal | undefined },
+  ): Promise<Reservation> {
     return this.#ledger.reserve({
       attribution: { tenant: request.tenant, key: request.key, model: request.model },
       provider: request.provider,
       estimateUsd: request.estimateUsd,
       ttlMs: request.ttlMs,
+      signal: request.signal,
     });
   }
 
   /** Records the actual cost and frees the reservation (idempotent). */
-  settle(reservation: Reservation, details: SettleDetails): Promise<SpendEntry | undefined> {
-    return this.#ledger.settle(reservation, details);
+  settle(
+    reservation: Reservation,
+    details: SettleDetails,
+    options: LedgerCallOptions = {},
+  ): Promise<SpendEntry | undefined> {
+    return this.#ledger.settle(reservation, details, options.signal);
   }
 
   /** Prices the usage and settles with it; returns the breakdown (null: no price, recorded as unpriced). */
   async settleUsage(
     reservation: Reservation,
     usage: TokenUsage,
-    options: { model?: string; serviceTier?: ServiceTier } = {},
+    options: { model?: string; serviceTier?: ServiceTier } & LedgerCallOptions = {},
   ): Promise<CostBreakdown | null> {
     const model = options.model ?? reservation.attribution.model ?? '';
     const breakdown = this.costOfUsage({
@@ -201,12 +241,16 @@ export class CostTracker extends CostEventEmitter {
       usage,
       ...(options.serviceTier ? { serviceTier: options.serviceTier } : {}),
     });
-    await this.#ledger.settle(reservation, {
-      costUsd: breakdown?.usd ?? null,
-      inputTokens: usage.inputTokens,
-      outputTokens: usage.outputTokens,
-      model,
-    });
+    await this.#ledger.settle(
+      reservation,
+      {
+        costUsd: breakdown?.usd ?? null,
+        inputTokens: usage.inputTokens,
+        outputTokens: usage.outputTokens,
+        model,
+      },
+      options.signal,
+    );
     return breakdown;
   }
 

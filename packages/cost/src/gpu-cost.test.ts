@@ -1,4 +1,5 @@
 import {
+  BATCH_SHARE_CONTEXT,
   createTritonClient,
   type InferRequest,
   type InferTransport,
@@ -6,7 +7,6 @@ import {
 } from '@infergate/core';
 import { startTestServer } from '@infergate/testing';
 import { describe, expect, it } from 'vitest';
-import { BATCH_SHARE_CONTEXT } from './call-attribution.js';
 import { ComputeMeter } from './compute-meter.js';
 import { CostTracker } from './cost-tracker.js';
 import { GpuPriceTable, gpuShareUsd } from './gpu-cost.js';
@@ -58,7 +58,7 @@ describe('GPU cost', () => {
       },
       async *stream() {},
     };
-    const transport = costInterceptor(tracker)(next);
+    const transport = costInterceptor({ tracker: tracker })(next);
     const share = (rows: number) =>
       new Map([[BATCH_SHARE_CONTEXT, { rows, batchRows: 12, computeNs: HOUR_NS / 1000 }]]);
     await transport.infer(request(3), { tenant: 'a', context: share(3) });
@@ -83,7 +83,7 @@ describe('GPU cost', () => {
       const metered = createTritonClient({
         url: server.url,
         enableGpuIpc: false,
-        interceptors: [costInterceptor(tracker, { meters })],
+        interceptors: [costInterceptor({ tracker: tracker, meters })],
       });
       const data = new Float32Array(8);
       await metered.infer('simulated_gpu', [{ name: 'INPUT0', datatype: 'FP32', shape: [2, 4], data }], {

@@ -1,3 +1,4 @@
+import { ErrorCode, InfergateError, parseOptions } from '@infergate/core';
 import { z } from 'zod';
 
 /** A GPU-hour price for an endpoint, a model, or both (the most specific match wins). */
@@ -34,7 +35,12 @@ const NS_PER_HOUR = 3.6e12;
 export function gpuShareUsd(price: Pick<GpuPrice, 'usdPerGpuHour' | 'gpus'>, input: GpuCostInput): number {
   const batchRows = input.batchRows ?? input.rows ?? 1;
   const rows = input.rows ?? batchRows;
-  if (!(batchRows > 0) || rows < 0) throw new RangeError('rows must be ≥ 0 and batchRows > 0');
+  if (!(batchRows > 0) || !(rows >= 0)) {
+    throw new InfergateError(
+      ErrorCode.InvalidArgument,
+      `rows must be ≥ 0 and batchRows > 0, got rows ${rows} and batchRows ${batchRows}`,
+    );
+  }
   const share = Math.min(1, rows / batchRows);
   return (price.usdPerGpuHour * (price.gpus ?? 1) * Number(input.computeNs) * share) / NS_PER_HOUR;
 }
@@ -48,7 +54,7 @@ export class GpuPriceTable {
   }
 
   register(prices: readonly GpuPrice[]): void {
-    for (const price of z.array(gpuPriceSchema).parse(prices))
+    for (const price of parseOptions(z.array(gpuPriceSchema), prices, 'GPU prices'))
       this.#prices.set(GpuPriceTable.#key(price.endpoint, price.model), price);
   }
 

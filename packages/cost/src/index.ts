@@ -1,4 +1,8 @@
 // @infergate/cost: see README.md. Public exports are listed here explicitly.
+
+export type { BatchShare } from '@infergate/core';
+/** Re-exported from @infergate/core, where the batcher reads it too. */
+export { BATCH_SHARE_CONTEXT } from '@infergate/core';
 export type { Attribution, Budget, BudgetInput, Dimension } from './budget.js';
 export { budgetSchema, lineKey, parseBudgets } from './budget.js';
 export type { Reservation, SettleDetails } from './budget-ledger.js';
@@ -15,8 +19,7 @@ export type {
 export { NANO_PER_USD } from './budget-store.js';
 export type { WindowSpan } from './budget-window.js';
 export { windowAt } from './budget-window.js';
-export type { BatchShare } from './call-attribution.js';
-export { API_KEY_CONTEXT, BATCH_SHARE_CONTEXT } from './call-attribution.js';
+export { API_KEY_CONTEXT } from './call-attribution.js';
 export type { CostableChatModel, WithCostOptions } from './chat-model-cost.js';
 export { withCost } from './chat-model-cost.js';
 export type { ComputeSample, StatisticsSource } from './compute-meter.js';

@@ -1,3 +1,5 @@
+import { parseOptions } from '@infergate/core';
+import { z } from 'zod';
 import {
   type BudgetStore,
   type DailySpend,
@@ -12,6 +14,7 @@ import {
   type SpendEntry,
   utcDay,
 } from './budget-store.js';
+import { throwIfAborted } from './internal/abortable.js';
 
 interface Line {
   /** Bucket start → spent nano-USD. */
@@ -38,6 +41,8 @@ export interface MemoryBudgetStoreOptions {
   logSize?: number;
 }
 
+const memoryOptionsSchema = z.strictObject({ logSize: z.number().int().positive().optional() });
+
 /**
  * The default ledger: one process, exact and fast (no I/O, no promises). Every method runs to
  * completion on the event loop, which makes reserve's check-and-hold atomic.
@@ -54,10 +59,12 @@ export class MemoryBudgetStore implements BudgetStore {
   #day = '';
 
   constructor(options: MemoryBudgetStoreOptions = {}) {
+    parseOptions(memoryOptionsSchema, options, 'memory budget store options');
     this.#logSize = options.logSize ?? 10_000;
   }
 
   reserve(request: ReserveRequest): ReserveResult {
+    throwIfAborted(request.signal);
     this.#sweep(request.now);
     const states: LineState[] = [];
     let failedLine = -1;

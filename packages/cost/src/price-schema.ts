@@ -1,3 +1,4 @@
+import { parseOptions } from '@infergate/core';
 import { z } from 'zod';
 
 const usdPerMillion = z.number().finite().nonnegative();
@@ -68,9 +69,9 @@ export const priceListSchema = z.array(priceEntrySchema).superRefine((entries, c
   }
 });
 
-/** Validates a price list (throws a ZodError naming the bad field). */
+/** Validates a price list (INVALID_ARGUMENT naming every bad field). */
 export function parsePriceList(entries: unknown): PriceEntry[] {
-  return priceListSchema.parse(entries);
+  return parseOptions(priceListSchema, entries, 'price list');
 }
 
 /** Milliseconds since the epoch at which an entry starts to apply. */

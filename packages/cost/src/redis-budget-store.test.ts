@@ -34,7 +34,7 @@ function child(
   return new Promise((resolve, reject) => {
     const process = spawn(
       join(ROOT, 'node_modules/.bin/tsx'),
-      ['--conditions=source', join(ROOT, 'test/redis/concurrent-spender.ts'), ...args],
+      ['--conditions=@infergate/source', join(ROOT, 'test/redis/concurrent-spender.ts'), ...args],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';

@@ -1,17 +1,9 @@
 import { createHash } from 'node:crypto';
-import {
-  type BudgetStore,
-  type DailySpend,
-  daysBetween,
-  groupField,
-  type LedgerLine,
-  type LineState,
-  NANO_PER_USD,
-  type ReserveRequest,
-  type ReserveResult,
-  type SettleRequest,
-  utcDay,
-} from './budget-store.js';
+import { parseOptions } from '@infergate/core';
+import { z } from 'zod';
+import type * as Store from './budget-store.js';
+import { daysBetween, groupField, NANO_PER_USD, utcDay } from './budget-store.js';
+import { abortable, throwIfAborted } from './internal/abortable.js';
 import { INSPECT_SCRIPT, RELEASE_SCRIPT, RESERVE_SCRIPT, SETTLE_SCRIPT } from './redis-scripts.js';
 
 /**
@@ -21,6 +13,15 @@ import { INSPECT_SCRIPT, RELEASE_SCRIPT, RESERVE_SCRIPT, SETTLE_SCRIPT } from '.
 export interface RedisLike {
   call(command: string, args: (string | number)[]): Promise<unknown>;
 }
+
+const redisOptionsSchema = z.strictObject({
+  redis: z.custom<RedisLike>(
+    (value) => typeof value === 'object' && value !== null && typeof (value as RedisLike).call === 'function',
+    'redis must be an ioredis client (or anything with call(command, args))',
+  ),
+  prefix: z.string().min(1).optional(),
+  reportRetentionDays: z.number().int().positive().optional(),
+});
 
 export interface RedisBudgetStoreOptions {
   redis: RedisLike;
@@ -50,8 +51,8 @@ function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
 
-function states(values: readonly unknown[], from: number): LineState[] {
-  const result: LineState[] = [];
+function states(values: readonly unknown[], from: number): Store.LineState[] {
+  const result: Store.LineState[] = [];
   for (let i = from; i + 1 < values.length; i += 2)
     result.push({ spentNano: Number(values[i]), reservedNano: Number(values[i + 1]) });
   return result;
@@ -62,20 +63,22 @@ function states(values: readonly unknown[], from: number): LineState[] {
  * EVAL when the server does not have it cached yet, e.g. after a restart or SCRIPT FLUSH), so the
  * check-and-hold of `reserve` is atomic across processes.
  */
-export class RedisBudgetStore implements BudgetStore {
+export class RedisBudgetStore implements Store.BudgetStore {
   readonly #redis: RedisLike;
   readonly #prefix: string;
   readonly #keys: [string, string];
   readonly #retentionMs: number;
 
   constructor(options: RedisBudgetStoreOptions) {
+    parseOptions(redisOptionsSchema, options, 'Redis budget store options');
     this.#redis = options.redis;
     this.#prefix = options.prefix ?? '{infergate:cost}';
     this.#keys = [`${this.#prefix}:res`, `${this.#prefix}:resexp`];
     this.#retentionMs = (options.reportRetentionDays ?? 400) * 86_400_000;
   }
 
-  async reserve(request: ReserveRequest): Promise<ReserveResult> {
+  async reserve(request: Store.ReserveRequest): Promise<Store.ReserveResult> {
+    throwIfAborted(request.signal);
     const args: (string | number)[] = [
       this.#prefix,
       request.now,
@@ -86,12 +89,16 @@ export class RedisBudgetStore implements BudgetStore {
     ];
     for (const line of request.lines)
       args.push(line.key, line.limitNano ?? '', line.buckets.length, ...line.buckets);
-    const reply = (await this.#run(scripts.reserve, args)) as unknown[];
+    const pending = this.#run(scripts.reserve, args) as Promise<unknown[]>;
+    // Given up on while Redis works: a hold that lands anyway is released, not left to its TTL.
+    const reply = await abortable(pending, request.signal, (late) => {
+      if (late[0] === 1) return this.release(request.id, request.now);
+    });
     if (reply[0] === 1) return { ok: true, lines: states(reply, 1) };
     return { ok: false, failedLine: Number(reply[1]) - 1, lines: states(reply, 2) };
   }
 
-  async settle(request: SettleRequest): Promise<void> {
+  async settle(request: Store.SettleRequest): Promise<void> {
     const args: (string | number)[] = [
       this.#prefix,
       request.now,
@@ -109,24 +116,24 @@ export class RedisBudgetStore implements BudgetStore {
       Math.round(request.entry.inputTokens ?? 0),
       Math.round(request.entry.outputTokens ?? 0),
     );
-    await this.#run(scripts.settle, args);
+    await abortable(this.#run(scripts.settle, args), request.signal);
   }
 
   async release(id: string, now: number): Promise<void> {
     await this.#run(scripts.release, [this.#prefix, now, id]);
   }
 
-  async inspect(lines: readonly LedgerLine[], now: number): Promise<LineState[]> {
+  async inspect(lines: readonly Store.LedgerLine[], now: number): Promise<Store.LineState[]> {
     const args: (string | number)[] = [this.#prefix, now, lines.length];
     for (const line of lines) args.push(line.key, line.buckets.length, ...line.buckets);
     return states((await this.#run(scripts.inspect, args)) as unknown[], 0);
   }
 
-  async daily(fromDay: string, toDay: string): Promise<DailySpend[]> {
-    const rows: DailySpend[] = [];
+  async daily(fromDay: string, toDay: string): Promise<Store.DailySpend[]> {
+    const rows: Store.DailySpend[] = [];
     for (const day of daysBetween(fromDay, toDay)) {
       const flat = (await this.#redis.call('HGETALL', [`${this.#prefix}:day:${day}`])) as string[];
-      const groups = new Map<string, DailySpend>();
+      const groups = new Map<string, Store.DailySpend>();
       for (let i = 0; i + 1 < flat.length; i += 2) {
         const field = flat[i] as string;
         const cut = field.lastIndexOf('\t');

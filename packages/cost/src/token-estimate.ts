@@ -38,25 +38,34 @@ export function openAiEncoding(model: string): Encoding | undefined {
 // User text that spells a special token ("<|endoftext|>") is counted as the plain text it is.
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 
-// gpt-tokenizer's encodings take ~150 ms to load; import each one the first time it is needed.
-const loading = new Map<Encoding, Promise<Tokenizer>>();
+// gpt-tokenizer is an optional peer dependency (its encodings are ~30 MB): installed, OpenAI models
+// are counted exactly; absent, every model gets the padded heuristic. Each encoding is imported the
+// first time it is needed (~150 ms); a failed import is remembered, so it is tried once.
+const loading = new Map<Encoding, Promise<Tokenizer | undefined>>();
 
-function loadTokenizer(encoding: Encoding): Promise<Tokenizer> {
+function loadTokenizer(encoding: Encoding): Promise<Tokenizer | undefined> {
   let promise = loading.get(encoding);
   if (!promise) {
     promise = (
       encoding === 'o200k_base'
         ? import('gpt-tokenizer/encoding/o200k_base')
         : import('gpt-tokenizer/encoding/cl100k_base')
-    ).then((module) => module as unknown as Tokenizer);
+    ).then(
+      (module) => module as unknown as Tokenizer,
+      () => undefined,
+    );
     loading.set(encoding, promise);
   }
   return promise;
 }
 
-/** Loads the tokenizers ahead of the first call (e.g. at startup), so no call waits for them. */
-export async function preloadTokenizers(): Promise<void> {
-  await Promise.all([loadTokenizer('o200k_base'), loadTokenizer('cl100k_base')]);
+/**
+ * Loads the tokenizers ahead of the first call (e.g. at startup), so no call waits for them.
+ * Resolves false when `gpt-tokenizer` is not installed (estimates then use the heuristic).
+ */
+export async function preloadTokenizers(): Promise<boolean> {
+  const loaded = await Promise.all([loadTokenizer('o200k_base'), loadTokenizer('cl100k_base')]);
+  return loaded.every((tokenizer) => tokenizer !== undefined);
 }
 
 /** Characters per token of the heuristic, and the padding factor on top (over- rather than under-reserve). */
@@ -76,7 +85,8 @@ export function heuristicTokens(messages: EstimatableRequest['messages']): numbe
 
 /**
  * Input and output tokens of a chat request before it is sent. OpenAI-family models are counted
- * with gpt-tokenizer (chat framing included); others with the padded heuristic, `estimated: true`.
+ * with gpt-tokenizer (chat framing included) when it is installed; others, and every model without
+ * it, with the padded heuristic, `estimated: true`.
  */
 export async function estimateTokens(
   request: EstimatableRequest,
@@ -84,8 +94,8 @@ export async function estimateTokens(
 ): Promise<TokenEstimate> {
   const outputTokens = request.maxTokens ?? options.defaultMaxOutputTokens ?? 1024;
   const encoding = openAiEncoding(request.model);
-  if (encoding) {
-    const tokenizer = await loadTokenizer(encoding);
+  const tokenizer = encoding === undefined ? undefined : await loadTokenizer(encoding);
+  if (encoding !== undefined && tokenizer !== undefined) {
     const chat = request.messages.map((message) => ({ role: message.role, content: message.content }));
     let inputTokens: number;
     try {

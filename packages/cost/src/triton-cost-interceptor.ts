@@ -1,11 +1,27 @@
-import type { CallOptions, InferRequest, InferResponse, InferTransport, Interceptor } from '@infergate/core';
+import {
+  BATCH_SHARE_CONTEXT,
+  batchShareOf,
+  type CallOptions,
+  createCallScope,
+  type InferRequest,
+  type InferResponse,
+  type InferTransport,
+  type Interceptor,
+  parseOptions,
+  withContextValue,
+} from '@infergate/core';
+import { z } from 'zod';
 import type { Attribution } from './budget.js';
 import type { Reservation } from './budget-ledger.js';
-import { attributionOf, BATCH_SHARE_CONTEXT, batchShareOf } from './call-attribution.js';
+import { attributionOf } from './call-attribution.js';
 import type { ComputeMeter } from './compute-meter.js';
 import type { CostTracker } from './cost-tracker.js';
+import { finishReservation } from './internal/finish-reservation.js';
+import { functionSchema, isCostTracker, trackerSchema } from './internal/tracker-schema.js';
 
 export interface CostInterceptorOptions {
+  /** Prices, budgets and the ledger the calls are charged to. */
+  tracker: CostTracker;
   /** Endpoint name used to look up the GPU-hour price ("host:port"). */
   endpoint?: string;
   /**
@@ -15,15 +31,25 @@ export interface CostInterceptorOptions {
   meters?: ReadonlyMap<string, ComputeMeter>;
   /** Amount to reserve before a call. @default the model's running mean cost per row × rows */
   estimateUsd?: (request: InferRequest, rows: number) => number;
+  /** Who a call is charged to. @default tenant from CallOptions.tenant, key from API_KEY_CONTEXT */
   attribute?: (request: InferRequest, options: CallOptions) => Attribution;
 }
+
+const optionsSchema = z.strictObject({
+  tracker: trackerSchema,
+  endpoint: z.string().min(1).optional(),
+  meters: z.instanceof(Map, { message: 'meters must be a Map of model → ComputeMeter' }).optional(),
+  estimateUsd: functionSchema('estimateUsd').optional(),
+  attribute: functionSchema('attribute').optional(),
+});
 
 /** The call's options with an empty batch-share slot in its context (unless one is there). */
 function withBatchShareSlot(options: CallOptions): CallOptions {
   if (options.context?.has(BATCH_SHARE_CONTEXT)) return options;
-  const context = new Map(options.context ?? []);
-  context.set(BATCH_SHARE_CONTEXT, { rows: 0, batchRows: 0 });
-  return { ...options, context };
+  return {
+    ...options,
+    context: withContextValue(options.context, BATCH_SHARE_CONTEXT, { rows: 0, batchRows: 0 }),
+  };
 }
 
 /** Rows a request carries: the first input's first dimension (1 for scalars). */
@@ -38,7 +64,20 @@ export function requestRows(request: InferRequest): number {
  * in the call context (BATCH_SHARE_CONTEXT), the model's per-row compute_infer from a ComputeMeter,
  * and the call's measured latency.
  */
-export function costInterceptor(tracker: CostTracker, options: CostInterceptorOptions = {}): Interceptor {
+export function costInterceptor(options: CostInterceptorOptions): Interceptor;
+/** @deprecated Pass `{ tracker, ...options }`; this form is removed in 1.0. */
+export function costInterceptor(
+  tracker: CostTracker,
+  options?: Omit<CostInterceptorOptions, 'tracker'>,
+): Interceptor;
+export function costInterceptor(
+  first: CostInterceptorOptions | CostTracker,
+  rest: Omit<CostInterceptorOptions, 'tracker'> = {},
+): Interceptor {
+  const input = isCostTracker(first) ? { ...rest, tracker: first } : first;
+  parseOptions(optionsSchema, input, 'costInterceptor options');
+  const options: CostInterceptorOptions = input;
+  const { tracker } = options;
   const attribute =
     options.attribute ?? ((request, callOptions) => attributionOf(callOptions, request.model));
   const meanUsdPerRow = new Map<string, number>();
@@ -80,33 +119,34 @@ export function costInterceptor(tracker: CostTracker, options: CostInterceptorOp
     request: InferRequest,
     costUsd: number | null,
     rows: number,
+    signal: AbortSignal | undefined,
   ) {
     if (costUsd !== null && rows > 0) {
       const previous = meanUsdPerRow.get(request.model);
       const perRow = costUsd / rows;
       meanUsdPerRow.set(request.model, previous === undefined ? perRow : previous * 0.9 + perRow * 0.1);
     }
-    try {
-      await tracker.settle(reservation, { costUsd });
-    } catch (error) {
-      tracker.emit('ledger-error', { operation: 'settle', reservationId: reservation.id, error });
-    }
+    await finishReservation(tracker, reservation, 'settle', () =>
+      tracker.settle(reservation, { costUsd }, { signal }),
+    );
   }
 
-  async function release(reservation: Reservation) {
-    try {
-      await tracker.release(reservation);
-    } catch (error) {
-      tracker.emit('ledger-error', { operation: 'release', reservationId: reservation.id, error });
-    }
-  }
+  const release = (reservation: Reservation) =>
+    finishReservation(tracker, reservation, 'release', () => tracker.release(reservation));
 
-  function reserve(request: InferRequest, callOptions: CallOptions, rows: number) {
-    return tracker.reserve({
-      ...attribute(request, callOptions),
-      provider: 'triton',
-      estimateUsd: estimate(request, rows),
-    });
+  // The wait for the budget store obeys the call's signal and deadline (the store may be remote).
+  async function reserve(request: InferRequest, callOptions: CallOptions, rows: number) {
+    const scope = createCallScope({ signal: callOptions.signal, timeoutMs: callOptions.timeoutMs });
+    try {
+      return await tracker.reserve({
+        ...attribute(request, callOptions),
+        provider: 'triton',
+        estimateUsd: estimate(request, rows),
+        signal: scope.signal,
+      });
+    } finally {
+      scope.dispose();
+    }
   }
 
   return (next: InferTransport): InferTransport => ({
@@ -124,7 +164,7 @@ export function costInterceptor(tracker: CostTracker, options: CostInterceptorOp
         throw error;
       }
       const latencyNs = process.hrtime.bigint() - started;
-      await settle(reservation, request, costOf(request, slotted, rows, latencyNs), rows);
+      await settle(reservation, request, costOf(request, slotted, rows, latencyNs), rows, callOptions.signal);
       return response;
     },
     async *stream(request: InferRequest, callOptions: CallOptions): AsyncIterable<InferResponse> {
@@ -138,7 +178,13 @@ export function costInterceptor(tracker: CostTracker, options: CostInterceptorOp
       } finally {
         if (completed) {
           const latencyNs = process.hrtime.bigint() - started;
-          await settle(reservation, request, costOf(request, callOptions, rows, latencyNs), rows);
+          await settle(
+            reservation,
+            request,
+            costOf(request, callOptions, rows, latencyNs),
+            rows,
+            callOptions.signal,
+          );
         } else await release(reservation);
       }
     },

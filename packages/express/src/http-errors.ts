@@ -32,7 +32,7 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
 };
 
 export function httpStatusOf(error: InfergateError, options: ErrorMappingOptions = {}): number {
-  const explicit = error.details?.httpStatus;
+  const explicit = error.details?.responseStatus;
   if (typeof explicit === 'number') return explicit;
   if (error.code === 'BUDGET_EXCEEDED') return options.budgetExceededStatus ?? 429;
   return statusByCode[error.code] ?? 500;

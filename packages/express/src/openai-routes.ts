@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { type CallOptions, ErrorCode, InfergateError, parseOptions } from '@infergate/core';
+import { type CallOptions, createContextKey, ErrorCode, InfergateError, parseOptions } from '@infergate/core';
 import type { ChatModel, ChatUsage, FinishReason } from '@infergate/llm';
 import { z } from 'zod';
 import type { Handler, HttpRequest, HttpResponse } from './http-types.js';
@@ -18,7 +18,7 @@ import { readJsonBody } from './read-body.js';
  * The context key @infergate/cost reads the caller's key id from (its `API_KEY_CONTEXT`, a
  * `Symbol.for` key): the same symbol, without a dependency on that package.
  */
-const API_KEY_CONTEXT = Symbol.for('infergate.cost.apiKey');
+const API_KEY_CONTEXT = createContextKey<string>('infergate.cost.apiKey');
 
 /** An API key's owner: the tenant budgets count against, and an id safe to store in reports. */
 export interface OpenAIKeyOwner {

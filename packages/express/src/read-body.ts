@@ -13,7 +13,7 @@ export async function readJsonBody(request: HttpRequest, limitBytes: number): Pr
         ErrorCode.InvalidArgument,
         `the request body is larger than ${limitBytes} bytes`,
         {
-          details: { httpStatus: 413 },
+          details: { responseStatus: 413 },
         },
       );
     }

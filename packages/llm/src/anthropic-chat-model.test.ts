@@ -13,7 +13,7 @@ beforeAll(async () => {
   model = createAnthropicChatModel({ apiKey: KEY, baseURL: server.url });
 });
 beforeEach(() => server.reset());
-afterAll(() => server.close());
+afterAll(() => server.stop());
 
 const request = {
   model: 'claude-sonnet-4-5',
@@ -95,7 +95,7 @@ describe('createAnthropicChatModel', () => {
       for await (const event of chat.chatStream(request)) if (event.type === 'text-delta') break;
       await expect.poll(() => slow.disconnects, { timeout: 2000, interval: 10 }).toBe(1);
     } finally {
-      await slow.close();
+      await slow.stop();
     }
   });
 

@@ -20,8 +20,8 @@ beforeEach(() => {
 });
 afterAll(async () => {
   tracing.uninstall();
-  await openaiServer.close();
-  await anthropicServer.close();
+  await openaiServer.stop();
+  await anthropicServer.stop();
 });
 
 const request = {

@@ -4,8 +4,6 @@ export {
   anthropicFinishReason,
   createAnthropicChatModel,
 } from './anthropic-chat-model.js';
-export type { HttpErrorContext, ProviderErrorBody } from './http-errors.js';
-export { codeForHttpError, codeForStreamError, httpError, parseErrorBody } from './http-errors.js';
 export type { FetchFunction } from './internal/http-request.js';
 export type { TextOutputMode } from './internal/triton-output.js';
 export type { HttpChatModelOptions } from './model-options.js';
@@ -14,6 +12,8 @@ export { createOpenAIChatModel, OPENAI_BASE_URL } from './openai-chat-model.js';
 export type { OpenAICompatibleChatModelOptions } from './openai-compatible-chat-model.js';
 export { createOpenAICompatibleChatModel } from './openai-compatible-chat-model.js';
 export { formatChatPrompt } from './prompt-format.js';
+export type { HttpErrorContext, ProviderErrorBody } from './provider-errors.js';
+export { codeForHttpError, codeForStreamError, httpError, parseErrorBody } from './provider-errors.js';
 export type { HeaderSource } from './retry-after.js';
 export { parseRetryAfter } from './retry-after.js';
 export type { TritonChatModelOptions } from './triton-chat-model.js';

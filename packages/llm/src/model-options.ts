@@ -1,4 +1,4 @@
-import { ErrorCode, InfergateError } from '@infergate/core';
+import { parseOptions } from '@infergate/core';
 import { z } from 'zod';
 import type { FetchFunction } from './internal/http-request.js';
 
@@ -36,10 +36,7 @@ const optionsSchema = z.object({
 
 /** Validates the shared options (INVALID_ARGUMENT naming the bad ones); never echoes the API key. */
 export function checkHttpOptions(options: object, what: string): void {
-  const parsed = optionsSchema.safeParse(options);
-  if (parsed.success) return;
-  const issues = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
-  throw new InfergateError(ErrorCode.InvalidArgument, `invalid ${what} options: ${issues}`);
+  parseOptions(optionsSchema, options, `${what} options`);
 }
 
 /** Strips the trailing slash so that `${base}/chat/completions` is right either way. */

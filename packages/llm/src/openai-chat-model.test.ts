@@ -13,7 +13,7 @@ beforeAll(async () => {
   model = createOpenAIChatModel({ apiKey: KEY, baseURL: server.url, organization: 'org-1' });
 });
 beforeEach(() => server.reset());
-afterAll(() => server.close());
+afterAll(() => server.stop());
 
 const hello = { model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content: 'hello big world' }] };
 
@@ -108,7 +108,7 @@ describe('createOpenAIChatModel', () => {
       expect(seen).toEqual(['one', ' two']);
       await expect.poll(() => slow.disconnects, { timeout: 2000, interval: 10 }).toBe(1);
     } finally {
-      await slow.close();
+      await slow.stop();
     }
   });
 

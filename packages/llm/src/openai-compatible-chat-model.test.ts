@@ -9,7 +9,7 @@ let server: FakeLlmServer;
 beforeAll(async () => {
   server = await startFakeOpenAI({ omitUsage: true });
 });
-afterAll(() => server.close());
+afterAll(() => server.stop());
 
 const request = {
   model: 'meta-llama/Llama-3.1-8B-Instruct',

@@ -40,7 +40,7 @@ beforeEach(() => {
   for (const provider of providers) provider.server.reset();
 });
 afterAll(async () => {
-  for (const provider of providers) await provider.server.close();
+  for (const provider of providers) await provider.server.stop();
 });
 
 const request = { model: 'm', messages: [{ role: 'user' as const, content: 'one two three four' }] };

@@ -20,8 +20,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   tracing.uninstall();
-  await openaiServer.close();
-  await anthropicServer.close();
+  await openaiServer.stop();
+  await anthropicServer.stop();
 });
 
 function everyRendering(value: unknown): string {

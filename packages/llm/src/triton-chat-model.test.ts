@@ -200,3 +200,39 @@ describe('createTritonChatModel over any InferTransport', () => {
     ]);
   });
 });
+
+describe('createTritonChatModel options', () => {
+  it('validates through parseOptions: INVALID_ARGUMENT naming each bad option', () => {
+    expect(() =>
+      createTritonChatModel({ client, samplingStyle: 'telepathy', defaultMaxTokens: -1 } as never),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringMatching(/samplingStyle.*defaultMaxTokens/s),
+      }),
+    );
+    expect(() => createTritonChatModel({} as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/client/) }),
+    );
+  });
+
+  it('works over a client built with only a transport, and keeps upstream fields when adding context', async () => {
+    const transportOnly = createTritonClient({ transport: client.transport });
+    const model = createTritonChatModel({ client: transportOnly, model: 'generate' });
+    const response = await model.chat({ model: 'generate', messages });
+    expect(response.text.length).toBeGreaterThan(0);
+    const failing: InferTransport = {
+      infer: async () => {
+        throw new InfergateError(ErrorCode.RateLimited, 'slow down', { retryAfterMs: 250, grpcCode: 8 });
+      },
+      stream: async function* () {
+        yield* [];
+        throw new InfergateError(ErrorCode.RateLimited, 'slow down', { retryAfterMs: 250, grpcCode: 8 });
+      },
+    };
+    const error = await createTritonChatModel({ client: failing, model: 'm', decoupled: false })
+      .chat({ model: 'm', messages })
+      .catch((thrown: unknown) => thrown as InfergateError);
+    expect(error).toMatchObject({ code: 'RATE_LIMITED', model: 'm', retryAfterMs: 250, grpcCode: 8 });
+  });
+});

@@ -1,26 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import {
-  buildInferRequest,
-  ErrorCode,
-  InfergateError,
-  type InferResponse,
-  type InferTransport,
-  type TritonClient,
-} from '@infergate/core';
-import { CallScope } from './internal/call-scope.js';
-import { startChatSpan } from './internal/chat-span.js';
-import { resolveModel } from './internal/resolve-model.js';
-import { type TextOutputMode, TritonOutputReader } from './internal/triton-output.js';
+import { type InferTransport, parseOptions, type TritonClient } from '@infergate/core';
+import { z } from 'zod';
+import type { TextOutputMode } from './internal/triton-output.js';
+import { tritonWireChatModel } from './internal/triton-wire.js';
 import { formatChatPrompt } from './prompt-format.js';
-import { buildTritonInputs, type SamplingStyle, type TritonInputSettings } from './triton-inputs.js';
-import type {
-  ChatCallOptions,
-  ChatMessage,
-  ChatModel,
-  ChatRequest,
-  ChatResponse,
-  ChatStreamEvent,
-} from './types.js';
+import type { SamplingStyle } from './triton-inputs.js';
+import type { ChatMessage, ChatModel } from './types.js';
 
 export interface TritonChatModelOptions {
   /** A TritonClient (its transport, interceptors included, carries the calls) or any InferTransport. */
@@ -63,8 +47,43 @@ export interface TritonChatModelOptions {
 }
 
 function isTritonClient(value: TritonClient | InferTransport): value is TritonClient {
-  return 'transport' in value && 'grpc' in value && typeof value.transport?.stream === 'function';
+  return 'transport' in value && 'hasEndpoint' in value && typeof value.transport?.stream === 'function';
 }
+
+const optionsSchema = z.strictObject({
+  client: z.custom<TritonClient | InferTransport>(
+    (value) =>
+      typeof value === 'object' &&
+      value !== null &&
+      ((typeof (value as InferTransport).infer === 'function' &&
+        typeof (value as InferTransport).stream === 'function') ||
+        typeof (value as TritonClient).transport === 'object'),
+    'client must be a TritonClient or an InferTransport',
+  ),
+  model: z.string().min(1).optional(),
+  modelVersion: z.string().optional(),
+  inputName: z.string().min(1).optional(),
+  outputName: z.string().min(1).optional(),
+  batchDimension: z.boolean().optional(),
+  samplingStyle: z.enum(['tensors', 'sampling-parameters', 'parameters']).optional(),
+  textOutput: z.enum(['delta', 'cumulative']).optional(),
+  excludeInputInOutput: z.boolean().optional(),
+  returnTokenCounts: z.boolean().optional(),
+  returnFinishReason: z.boolean().optional(),
+  defaultMaxTokens: z.number().int().positive().optional(),
+  decoupled: z.boolean().optional(),
+  formatPrompt: z
+    .custom<(messages: readonly ChatMessage[]) => string>(
+      (value) => typeof value === 'function',
+      'formatPrompt must be a function',
+    )
+    .optional(),
+  provider: z.string().min(1).optional(),
+  contextWindow: z.number().int().positive().optional(),
+  timeoutMs: z.number().positive().optional(),
+  tracing: z.boolean().optional(),
+  captureContent: z.boolean().optional(),
+});
 
 /**
  * A Triton-hosted LLM behind the text_input/text_output convention of the vLLM and TensorRT-LLM
@@ -72,148 +91,39 @@ function isTritonClient(value: TritonClient | InferTransport): value is TritonCl
  * one or many responses with BYTES `text_output`.
  */
 export function createTritonChatModel(options: TritonChatModelOptions): ChatModel {
-  if (options === undefined || options.client === undefined || options.client === null) {
-    throw new InfergateError(ErrorCode.InvalidArgument, 'createTritonChatModel needs a client or transport');
-  }
+  parseOptions(optionsSchema, options, 'Triton chat model options');
   const client = options.client;
   const transport = isTritonClient(client) ? client.transport : client;
-  const server = isTritonClient(client)
-    ? { address: client.grpc.endpoint.host, port: client.grpc.endpoint.port }
-    : undefined;
-  const provider = options.provider ?? 'triton';
-  const settings: TritonInputSettings = {
-    inputName: options.inputName ?? 'text_input',
-    outputName: options.outputName ?? 'text_output',
-    batchDimension: options.batchDimension ?? false,
-    samplingStyle: options.samplingStyle ?? 'tensors',
-    excludeInputInOutput: options.excludeInputInOutput ?? true,
-    returnTokenCounts: options.returnTokenCounts ?? false,
-    returnFinishReason: options.returnFinishReason ?? false,
-  };
-  const outputName = settings.outputName;
-  const mode = options.textOutput ?? 'delta';
-  const formatPrompt = options.formatPrompt ?? formatChatPrompt;
-  const decoupled = options.decoupled ?? true;
-
-  async function* responses(
-    request: ChatRequest,
-    model: string,
-    stream: boolean,
-    scope: CallScope,
-  ): AsyncGenerator<InferResponse> {
-    const effective =
-      request.maxTokens === undefined && options.defaultMaxTokens !== undefined
-        ? { ...request, maxTokens: options.defaultMaxTokens }
-        : request;
-    const { inputs, parameters, outputs } = buildTritonInputs(
-      settings,
-      formatPrompt(request.messages),
-      effective,
-      stream,
-    );
-    const inferRequest = buildInferRequest(model, inputs, {
-      requestId: `chat-${randomUUID()}`,
-      parameters,
-      outputs,
-      ...(options.modelVersion === undefined ? {} : { modelVersion: options.modelVersion }),
-    });
-    const callOptions = { signal: scope.signal };
-    if (decoupled) yield* transport.stream(inferRequest, callOptions);
-    else yield await transport.infer(inferRequest, callOptions);
-  }
-
-  function begin(request: ChatRequest, callOptions: ChatCallOptions) {
-    const model = resolveModel(request, options.model, provider);
-    const scope = new CallScope(callOptions, options.timeoutMs, {
-      provider,
-      model,
-      ...(server === undefined ? {} : { endpoint: `${server.address}:${server.port}` }),
-      secrets: [],
-    });
-    const maxTokens = request.maxTokens ?? options.defaultMaxTokens;
-    const span = startChatSpan({
-      enabled: options.tracing ?? true,
-      captureContent: options.captureContent ?? false,
-      provider,
-      request: { ...request, model, ...(maxTokens === undefined ? {} : { maxTokens }) },
+  const server =
+    isTritonClient(client) && client.hasEndpoint
+      ? { address: client.grpc.endpoint.host, port: client.grpc.endpoint.port }
+      : undefined;
+  return tritonWireChatModel({
+    transport,
+    call: {
+      provider: options.provider ?? 'triton',
+      defaultModel: options.model,
+      defaultMaxTokens: options.defaultMaxTokens,
+      endpoint: server === undefined ? undefined : `${server.address}:${server.port}`,
       server,
-    });
-    return { model, scope, span, maxTokens, reader: new TritonOutputReader(outputName, mode) };
-  }
-
-  async function chat(request: ChatRequest, callOptions: ChatCallOptions = {}): Promise<ChatResponse> {
-    const { model, scope, span, maxTokens, reader } = begin(request, callOptions);
-    try {
-      for await (const response of responses(request, model, false, scope)) reader.read(response);
-      const result: ChatResponse = {
-        id: reader.id,
-        model: reader.model || model,
-        text: reader.text,
-        finishReason: reader.finishReason(maxTokens),
-        rawFinishReason: reader.rawFinishReason,
-        usage: reader.usage(),
-        provider,
-      };
-      span.end({ ...result, finishReason: result.rawFinishReason ?? result.finishReason });
-      return result;
-    } catch (error) {
-      const mapped = scope.toError(error);
-      span.end(undefined, mapped);
-      throw mapped;
-    } finally {
-      scope.dispose();
-    }
-  }
-
-  async function* chatStream(
-    request: ChatRequest,
-    callOptions: ChatCallOptions = {},
-  ): AsyncGenerator<ChatStreamEvent, void, undefined> {
-    const { model, scope, span, maxTokens, reader } = begin(request, callOptions);
-    let failure: InfergateError | undefined;
-    let completed = false;
-    try {
-      for await (const response of responses(request, model, true, scope)) {
-        const delta = reader.read(response);
-        if (delta !== '') yield { type: 'text-delta', text: delta };
-      }
-      const usage = reader.usage();
-      const finishReason = reader.finishReason(maxTokens);
-      const id = reader.id;
-      const responseModel = reader.model || model;
-      completed = true;
-      span.end({
-        id,
-        model: responseModel,
-        finishReason: reader.rawFinishReason ?? finishReason,
-        usage,
-        text: reader.text,
-      });
-      yield { type: 'usage', usage };
-      yield {
-        type: 'finish',
-        finishReason,
-        rawFinishReason: reader.rawFinishReason,
-        id,
-        model: responseModel,
-      };
-    } catch (error) {
-      failure = scope.toError(error);
-      throw failure;
-    } finally {
-      if (!completed) {
-        scope.abort();
-        span.end({ id: reader.id, model: reader.model || model, text: reader.text }, failure);
-      }
-      scope.dispose();
-    }
-  }
-
-  return {
-    provider,
-    ...(options.model === undefined ? {} : { defaultModel: options.model }),
-    ...(options.contextWindow === undefined ? {} : { contextWindow: options.contextWindow }),
-    chat,
-    chatStream,
-  };
+      secrets: [],
+      timeoutMs: options.timeoutMs,
+      tracing: options.tracing ?? true,
+      captureContent: options.captureContent ?? false,
+    },
+    inputs: {
+      inputName: options.inputName ?? 'text_input',
+      outputName: options.outputName ?? 'text_output',
+      batchDimension: options.batchDimension ?? false,
+      samplingStyle: options.samplingStyle ?? 'tensors',
+      excludeInputInOutput: options.excludeInputInOutput ?? true,
+      returnTokenCounts: options.returnTokenCounts ?? false,
+      returnFinishReason: options.returnFinishReason ?? false,
+    },
+    modelVersion: options.modelVersion,
+    textOutput: options.textOutput ?? 'delta',
+    decoupled: options.decoupled ?? true,
+    contextWindow: options.contextWindow,
+    formatPrompt: options.formatPrompt ?? formatChatPrompt,
+  });
 }

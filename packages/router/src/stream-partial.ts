@@ -6,17 +6,10 @@ import { InfergateError } from '@infergate/core';
  * yielded in `details.partial`.
  */
 export function partialStreamError(error: InfergateError, target: string, partial: unknown): InfergateError {
-  return new InfergateError(
-    error.code,
-    `${error.rawMessage} (stream from '${target}' failed after output began)`,
-    {
-      cause: error,
-      retryable: false,
-      ...(error.model !== undefined ? { model: error.model } : {}),
-      ...(error.endpoint !== undefined ? { endpoint: error.endpoint } : {}),
-      ...(error.requestId !== undefined ? { requestId: error.requestId } : {}),
-      ...(error.httpStatus !== undefined ? { httpStatus: error.httpStatus } : {}),
-      details: { ...error.details, target, partial, afterFirstChunk: true },
-    },
-  );
+  return InfergateError.wrap(error, {
+    message: `${error.rawMessage} (stream from '${target}' failed after output began)`,
+    cause: error,
+    retryable: false,
+    details: { ...error.details, target, partial, afterFirstChunk: true },
+  });
 }

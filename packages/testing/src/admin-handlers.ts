@@ -1,12 +1,12 @@
 import { status } from '@grpc/grpc-js';
 import type { HandlerTable } from './handler-table.js';
-import type { Duration, VersionStats } from './inference-stats.js';
+import type { StatDuration, VersionStats } from './inference-stats.js';
 import type { ModelRepositoryParameter } from './internal/proto.js';
 import type { LoadRecord } from './model-registry.js';
 import { invalidArgument, notFound, RpcError } from './rpc-error.js';
 import type { ServerState } from './server-state.js';
 
-const duration = (value: Duration) => ({ count: BigInt(value.count), ns: value.ns });
+const duration = (value: StatDuration) => ({ count: BigInt(value.count), ns: value.ns });
 
 function toProto(stats: VersionStats) {
   return {

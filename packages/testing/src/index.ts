@@ -9,7 +9,7 @@ export { startFakeOpenAI } from './fake-llm/fake-openai.js';
 export type { FakeChatRequest, FakeLlmOptions } from './fake-llm/fake-reply.js';
 export type { ActiveFault, Fault } from './fault-injector.js';
 export { ANY_MODEL, FaultInjector } from './fault-injector.js';
-export type { Duration, ResponseStats, VersionStats } from './inference-stats.js';
+export type { ResponseStats, StatDuration, VersionStats } from './inference-stats.js';
 export type {
   ExecuteContext,
   ExecuteInput,
@@ -36,7 +36,7 @@ export type { StatusCode, StatusName } from './rpc-error.js';
 export { RpcError } from './rpc-error.js';
 export type { RunScriptOptions, ScriptRun } from './run-script.js';
 export { runScript } from './run-script.js';
-export type { LogSettings, TraceSettings } from './runtime-settings.js';
+export type { ServerLogSettings, ServerTraceSettings } from './runtime-settings.js';
 export { DEFAULT_TRACE_SETTINGS } from './runtime-settings.js';
 export type { RepositoryView, TestServerTls } from './server-options.js';
 export type { SharedMemoryRegion } from './shared-memory.js';

@@ -1,5 +1,5 @@
 /** A count and a cumulative duration, as Triton's StatisticDuration. */
-export interface Duration {
+export interface StatDuration {
   count: number;
   ns: bigint;
 }
@@ -16,12 +16,12 @@ export interface RequestTiming {
 
 /** Triton's per-response statistics of decoupled models, keyed by the response index. */
 export interface ResponseStats {
-  computeInfer: Duration;
-  computeOutput: Duration;
-  success: Duration;
-  fail: Duration;
-  emptyResponse: Duration;
-  cancel: Duration;
+  computeInfer: StatDuration;
+  computeOutput: StatDuration;
+  success: StatDuration;
+  fail: StatDuration;
+  emptyResponse: StatDuration;
+  cancel: StatDuration;
 }
 
 /** Statistics of one model version, shaped like inference.ModelStatistics. */
@@ -34,19 +34,22 @@ export interface VersionStats {
   inferenceCount: number;
   /** Executions of the model. */
   executionCount: number;
-  success: Duration;
-  fail: Duration;
-  queue: Duration;
-  computeInput: Duration;
-  computeInfer: Duration;
-  computeOutput: Duration;
+  success: StatDuration;
+  fail: StatDuration;
+  queue: StatDuration;
+  computeInput: StatDuration;
+  computeInfer: StatDuration;
+  computeOutput: StatDuration;
   /** Per batch size: compute_input, compute_infer, compute_output. */
-  batchStats: Map<number, { computeInput: Duration; computeInfer: Duration; computeOutput: Duration }>;
+  batchStats: Map<
+    number,
+    { computeInput: StatDuration; computeInfer: StatDuration; computeOutput: StatDuration }
+  >;
   responseStats: Map<string, ResponseStats>;
 }
 
-const zero = (): Duration => ({ count: 0, ns: 0n });
-const add = (duration: Duration, ns: bigint): void => {
+const zero = (): StatDuration => ({ count: 0, ns: 0n });
+const add = (duration: StatDuration, ns: bigint): void => {
   duration.count += 1;
   duration.ns += ns;
 };

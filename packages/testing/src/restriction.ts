@@ -1,4 +1,5 @@
 import { status } from '@grpc/grpc-js';
+import { Extension } from '@infergate/core';
 import { RpcError } from './rpc-error.js';
 
 /** Triton's `--grpc-restricted-protocol` groups (RestrictedCategory). */
@@ -23,22 +24,8 @@ export interface Restriction {
   value: string;
 }
 
-/** The TritonServer extension names, in Triton's order (core server.cc). */
-export const TRITON_EXTENSIONS: readonly string[] = [
-  'classification',
-  'sequence',
-  'model_repository',
-  'model_repository(unload_dependents)',
-  'schedule_policy',
-  'model_configuration',
-  'system_shared_memory',
-  'cuda_shared_memory',
-  'binary_tensor_data',
-  'parameters',
-  'statistics',
-  'trace',
-  'logging',
-];
+/** The TritonServer extension names, in Triton's order (core server.cc): core's `Extension` list. */
+export const TRITON_EXTENSIONS: readonly string[] = Object.values(Extension);
 
 const GROUP_OF: Record<string, ProtocolGroup> = {
   ServerLive: 'health',

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { ErrorCode, InfergateError } from '@infergate/core';
 
 export interface RunScriptOptions {
   /** Repository root: where node_modules/.bin/tsx is. */
@@ -23,13 +24,15 @@ export interface ScriptRun {
 }
 
 /**
- * Runs a TypeScript script from source (tsx, workspace packages by their "source" condition) in a
- * child process and waits for it to exit: for tests of what keeps a process alive.
+ * Runs a TypeScript script from source (tsx, workspace packages by their private
+ * "@infergate/source" condition) in a child process and waits for it to exit: for tests of what
+ * keeps a process alive. Needs `tsx` (an optional peer dependency) in `cwd`'s node_modules; when it
+ * cannot be started the promise rejects (FAILED_PRECONDITION) instead of crashing the process.
  */
 export function runScript(script: string, options: RunScriptOptions): Promise<ScriptRun> {
   const child = spawn(
     join(options.cwd, 'node_modules', '.bin', 'tsx'),
-    ['--conditions=source', script, ...(options.args ?? [])],
+    ['--conditions=@infergate/source', script, ...(options.args ?? [])],
     {
       cwd: options.cwd,
       env: options.env ?? process.env,
@@ -48,7 +51,17 @@ export function runScript(script: string, options: RunScriptOptions): Promise<Sc
     stderr += chunk.toString();
   });
   const killer = setTimeout(() => child.kill('SIGKILL'), options.killAfterMs ?? 15_000);
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(killer);
+      reject(
+        new InfergateError(
+          ErrorCode.FailedPrecondition,
+          `runScript could not start tsx in ${options.cwd} (${error.code ?? error.message}); install tsx there`,
+          { cause: error },
+        ),
+      );
+    });
     child.once('exit', (code) => {
       clearTimeout(killer);
       resolve({ code, stdout, stderr, markedAt, exitedAt: Date.now() });

@@ -3,10 +3,10 @@ import type { LogSettingsRequest_SettingValue } from './internal/proto.js';
 import { invalidArgument, RpcError } from './rpc-error.js';
 
 /** Trace settings as TraceSetting reports them: name → values. */
-export type TraceSettings = Record<string, string[]>;
+export type ServerTraceSettings = Record<string, string[]>;
 
 /** Triton's defaults (tritonserver without --trace-config flags). */
-export const DEFAULT_TRACE_SETTINGS: Readonly<TraceSettings> = {
+export const DEFAULT_TRACE_SETTINGS: Readonly<ServerTraceSettings> = {
   trace_level: ['OFF'],
   trace_rate: ['1000'],
   trace_count: ['-1'],
@@ -37,14 +37,14 @@ function checkTraceValue(name: string, values: readonly string[]): void {
  * global value, the global one to its default). `trace_file` cannot be updated over the network.
  */
 export class TraceSettingsStore {
-  #global: TraceSettings = structuredClone(DEFAULT_TRACE_SETTINGS) as TraceSettings;
-  readonly #models = new Map<string, TraceSettings>();
+  #global: ServerTraceSettings = structuredClone(DEFAULT_TRACE_SETTINGS) as ServerTraceSettings;
+  readonly #models = new Map<string, ServerTraceSettings>();
 
-  get(model = ''): TraceSettings {
+  get(model = ''): ServerTraceSettings {
     return structuredClone({ ...this.#global, ...(model === '' ? {} : this.#models.get(model)) });
   }
 
-  update(model: string, settings: Readonly<Record<string, readonly string[]>>): TraceSettings {
+  update(model: string, settings: Readonly<Record<string, readonly string[]>>): ServerTraceSettings {
     if ('trace_file' in settings) {
       throw new RpcError(
         status.UNIMPLEMENTED,
@@ -65,13 +65,13 @@ export class TraceSettingsStore {
   }
 
   reset(): void {
-    this.#global = structuredClone(DEFAULT_TRACE_SETTINGS) as TraceSettings;
+    this.#global = structuredClone(DEFAULT_TRACE_SETTINGS) as ServerTraceSettings;
     this.#models.clear();
   }
 }
 
 /** Log settings as LogSettings reports them. */
-export interface LogSettings {
+export interface ServerLogSettings {
   log_file: string;
   log_info: boolean;
   log_warning: boolean;
@@ -80,7 +80,7 @@ export interface LogSettings {
   log_format: string;
 }
 
-const DEFAULT_LOG_SETTINGS: Readonly<LogSettings> = {
+const DEFAULT_LOG_SETTINGS: Readonly<ServerLogSettings> = {
   log_file: '',
   log_info: true,
   log_warning: true,
@@ -91,13 +91,13 @@ const DEFAULT_LOG_SETTINGS: Readonly<LogSettings> = {
 
 /** LogSettings: the typed checks and messages of Triton's handler. */
 export class LogSettingsStore {
-  #settings: LogSettings = { ...DEFAULT_LOG_SETTINGS };
+  #settings: ServerLogSettings = { ...DEFAULT_LOG_SETTINGS };
 
-  get(): LogSettings {
+  get(): ServerLogSettings {
     return { ...this.#settings };
   }
 
-  update(settings: Readonly<Record<string, LogSettingsRequest_SettingValue>>): LogSettings {
+  update(settings: Readonly<Record<string, LogSettingsRequest_SettingValue>>): ServerLogSettings {
     if ('log_file' in settings) {
       throw new RpcError(
         status.UNIMPLEMENTED,

@@ -12,7 +12,7 @@ import type { ModelStats } from './model-stats.js';
 import { builtinModels } from './models/builtin-models.js';
 import { type Restriction, TRITON_EXTENSIONS } from './restriction.js';
 import { RpcError } from './rpc-error.js';
-import type { LogSettings, TraceSettings } from './runtime-settings.js';
+import type { ServerLogSettings, ServerTraceSettings } from './runtime-settings.js';
 import { credentials, type RepositoryView, type TestServerTls } from './server-options.js';
 import { ServerState } from './server-state.js';
 import { createHandlers } from './service-handlers.js';
@@ -164,11 +164,11 @@ export class TestServer {
   }
 
   /** Current global (or per-model) trace settings, and log settings. */
-  traceSettings(model = ''): TraceSettings {
+  traceSettings(model = ''): ServerTraceSettings {
     return this.#state.trace.get(model);
   }
 
-  logSettings(): LogSettings {
+  logSettings(): ServerLogSettings {
     return this.#state.log.get();
   }
 

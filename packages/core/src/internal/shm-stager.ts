@@ -1,6 +1,6 @@
 import { networkInterfaces } from 'node:os';
 import { create } from '@bufbuild/protobuf';
-import { Extension } from '../features.js';
+import { Extension } from '../extension.js';
 import { GRPCInferenceService } from '../gen/grpc_service_pb.js';
 import type { GrpcTransport } from '../grpc-transport.js';
 import { registerSystemSharedMemory, unregisterSystemSharedMemory } from '../shared-memory-rpc.js';

@@ -1,5 +1,5 @@
 import { ErrorCode, InfergateError } from '@infergate/core';
-import { type HttpErrorContext, httpError } from '../http-errors.js';
+import { type HttpErrorContext, httpError } from '../provider-errors.js';
 import { redactSecrets } from './redact.js';
 
 export type FetchFunction = typeof globalThis.fetch;
@@ -21,7 +21,7 @@ async function readText(response: Response, limit = 64 * 1024): Promise<string> 
   return text.length > limit ? text.slice(0, limit) : text;
 }
 
-/** POSTs a JSON body; a non-2xx answer becomes the mapped InfergateError (http-errors.ts). */
+/** POSTs a JSON body; a non-2xx answer becomes the mapped InfergateError (provider-errors.ts). */
 export async function postJson(options: PostOptions): Promise<Response> {
   const response = await options.fetch(options.url, {
     method: 'POST',

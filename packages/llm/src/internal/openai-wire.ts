@@ -1,29 +1,29 @@
 import { ErrorCode, InfergateError } from '@infergate/core';
-import { codeForStreamError, type HttpErrorContext, parseErrorBody } from '../http-errors.js';
 import {
   openAIChatChunkSchema,
   openAIChatResponseSchema,
   openAIStreamErrorSchema,
 } from '../openai-schemas.js';
-import type {
-  ChatCallOptions,
-  ChatModel,
-  ChatRequest,
-  ChatResponse,
-  ChatStreamEvent,
-  FinishReason,
-} from '../types.js';
+import { codeForStreamError, parseErrorBody } from '../provider-errors.js';
+import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, FinishReason } from '../types.js';
 import { normalizeOpenAIUsage, type OpenAIUsageWire } from '../usage.js';
-import { CallScope } from './call-scope.js';
-import { serverOf, startChatSpan } from './chat-span.js';
-import { type FetchFunction, parseJson, postJson } from './http-request.js';
+import { serverOf } from './chat-span.js';
+import { type FetchFunction, parseJson } from './http-request.js';
+import { type ChatEndpoint, postChat } from './post-chat.js';
 import { redactSecrets } from './redact.js';
-import { resolveModel } from './resolve-model.js';
+import {
+  type ChatCall,
+  type ChatCallSettings,
+  runChat,
+  runChatStream,
+  type StreamProgress,
+  type StreamSummary,
+} from './run-chat.js';
 import { parseSse } from './sse.js';
 import { validateWire } from './validate.js';
 
 /** Everything that differs between OpenAI proper and an OpenAI-compatible server. */
-export interface OpenAIWireConfig {
+export interface OpenAIWireSettings {
   provider: string;
   baseURL: string;
   /** Held only in this closure; never logged, never put in errors or spans. */
@@ -59,11 +59,32 @@ export function openAIFinishReason(raw: string | null | undefined): FinishReason
   }
 }
 
+function hasErrorField(json: unknown): boolean {
+  return typeof json === 'object' && json !== null && 'error' in json;
+}
+
 /** A ChatModel speaking OpenAI's Chat Completions (JSON and SSE). */
-export function openAIWireChatModel(config: OpenAIWireConfig): ChatModel {
+export function openAIWireChatModel(config: OpenAIWireSettings): ChatModel {
   const url = new URL(`${config.baseURL}/chat/completions`);
-  const server = serverOf(url);
   const secrets = config.apiKey === undefined ? [] : [config.apiKey];
+  const settings: ChatCallSettings = {
+    provider: config.provider,
+    defaultModel: config.defaultModel,
+    defaultMaxTokens: undefined,
+    endpoint: url.origin,
+    server: serverOf(url),
+    secrets,
+    timeoutMs: config.timeoutMs,
+    tracing: config.tracing,
+    captureContent: config.captureContent,
+  };
+  const endpoint: ChatEndpoint = {
+    url,
+    fetch: config.fetch,
+    provider: config.provider,
+    secrets,
+    requestIdHeader: 'x-request-id',
+  };
 
   function body(request: ChatRequest, model: string, stream: boolean): Record<string, unknown> {
     const out: Record<string, unknown> = {
@@ -81,173 +102,100 @@ export function openAIWireChatModel(config: OpenAIWireConfig): ChatModel {
     return out;
   }
 
-  function headers(options: ChatCallOptions): Record<string, string> {
+  function post(request: ChatRequest, options: ChatCallOptions, call: ChatCall, stream: boolean) {
     if (config.apiKey === undefined && config.missingKeyHint !== undefined) {
       throw new InfergateError(
         ErrorCode.Unauthenticated,
         `${config.provider}: no API key (${config.missingKeyHint})`,
       );
     }
-    return {
+    const headers: Record<string, string> = {
       ...(config.apiKey === undefined ? {} : { authorization: `Bearer ${config.apiKey}` }),
       ...config.headers,
       ...options.headers,
     };
+    return postChat(endpoint, call, headers, body(request, call.model, stream), stream);
   }
 
-  function begin(request: ChatRequest, options: ChatCallOptions) {
-    const model = resolveModel(request, config.defaultModel, config.provider);
-    const errorContext: HttpErrorContext = {
-      provider: config.provider,
-      model,
-      endpoint: url.origin,
-      secrets,
-      requestIdHeader: 'x-request-id',
-    };
-    const scope = new CallScope(options, config.timeoutMs, { ...errorContext, model });
-    const span = startChatSpan({
-      enabled: config.tracing,
-      captureContent: config.captureContent,
-      provider: config.provider,
-      request: { ...request, model },
-      server,
-    });
-    return { model, errorContext, scope, span };
-  }
-
-  async function chat(request: ChatRequest, options: ChatCallOptions = {}): Promise<ChatResponse> {
-    const { model, errorContext, scope, span } = begin(request, options);
-    try {
-      const requestHeaders = headers(options);
-      span.injectInto(requestHeaders);
-      const response = await postJson({
-        url,
-        headers: requestHeaders,
-        body: body(request, model, false),
-        signal: scope.signal,
-        fetch: config.fetch,
-        expect: 'json',
-        errorContext,
-      });
-      const json = parseJson(await response.text(), 'a response body', config.provider);
-      const wire = validateWire(openAIChatResponseSchema, json, 'a chat completion', config.provider);
-      const choice = wire.choices[0];
-      if (choice === undefined) {
-        throw new InfergateError(
-          ErrorCode.DataLoss,
-          `${config.provider} sent a chat completion without choices`,
-        );
-      }
-      const rawFinishReason = choice.finish_reason ?? undefined;
-      const result: ChatResponse = {
-        id: wire.id ?? response.headers.get('x-request-id') ?? '',
-        model: wire.model ?? model,
-        text: choice.message.content ?? '',
-        finishReason: openAIFinishReason(rawFinishReason),
-        rawFinishReason,
-        usage: normalizeOpenAIUsage(wire.usage as OpenAIUsageWire | null | undefined),
-        provider: config.provider,
-      };
-      span.end({ ...result, finishReason: rawFinishReason });
-      return result;
-    } catch (error) {
-      const mapped = scope.toError(error);
-      span.end(undefined, mapped);
-      throw mapped;
-    } finally {
-      scope.dispose();
+  async function send(request: ChatRequest, options: ChatCallOptions, call: ChatCall): Promise<ChatResponse> {
+    const response = await post(request, options, call, false);
+    const json = parseJson(await response.text(), 'a response body', config.provider);
+    const wire = validateWire(openAIChatResponseSchema, json, 'a chat completion', config.provider);
+    const choice = wire.choices[0];
+    if (choice === undefined) {
+      throw new InfergateError(
+        ErrorCode.DataLoss,
+        `${config.provider} sent a chat completion without choices`,
+      );
     }
+    const rawFinishReason = choice.finish_reason ?? undefined;
+    return {
+      id: wire.id ?? response.headers.get('x-request-id') ?? '',
+      model: wire.model ?? call.model,
+      text: choice.message.content ?? '',
+      finishReason: openAIFinishReason(rawFinishReason),
+      rawFinishReason,
+      usage: normalizeOpenAIUsage(wire.usage as OpenAIUsageWire | null | undefined),
+      provider: config.provider,
+    };
   }
 
-  async function* chatStream(
+  async function* deltas(
     request: ChatRequest,
-    options: ChatCallOptions = {},
-  ): AsyncGenerator<ChatStreamEvent, void, undefined> {
-    const { model, errorContext, scope, span } = begin(request, options);
-    let id = '';
-    let responseModel = model;
+    options: ChatCallOptions,
+    call: ChatCall,
+    progress: StreamProgress,
+  ): AsyncGenerator<string, StreamSummary, undefined> {
+    const response = await post(request, options, call, true);
     let rawFinishReason: string | undefined;
     let usageWire: OpenAIUsageWire | undefined;
-    let text = '';
-    let failure: InfergateError | undefined;
-    let completed = false;
-    try {
-      const requestHeaders = headers(options);
-      span.injectInto(requestHeaders);
-      const response = await postJson({
-        url,
-        headers: requestHeaders,
-        body: body(request, model, true),
-        signal: scope.signal,
-        fetch: config.fetch,
-        expect: 'sse',
-        errorContext,
-      });
-      let done = false;
-      for await (const frame of parseSse(response.body as ReadableStream<Uint8Array>)) {
-        if (frame.data.trim() === '[DONE]') {
-          done = true;
-          break;
-        }
-        const json = parseJson(frame.data, 'a stream frame', config.provider);
-        const streamError = openAIStreamErrorSchema.safeParse(json);
-        if (streamError.success) {
-          const parsed = parseErrorBody(frame.data);
-          const message = redactSecrets(parsed.message ?? 'error event', secrets);
-          throw new InfergateError(
-            codeForStreamError(parsed),
-            `${config.provider} stream error: ${message}`,
-            {
-              model,
-              details: { provider: config.provider, type: parsed.type },
-            },
-          );
-        }
-        const chunk = validateWire(openAIChatChunkSchema, json, 'a stream chunk', config.provider);
-        if (id === '' && chunk.id) id = chunk.id;
-        if (chunk.model) responseModel = chunk.model;
-        if (chunk.usage) usageWire = chunk.usage as OpenAIUsageWire;
-        const choice = chunk.choices.find((candidate) => (candidate.index ?? 0) === 0);
-        if (choice?.finish_reason) rawFinishReason = choice.finish_reason;
-        const delta = choice?.delta?.content;
-        if (delta !== undefined && delta !== null && delta !== '') {
-          if (config.captureContent) text += delta;
-          yield { type: 'text-delta', text: delta };
-        }
+    let done = false;
+    for await (const frame of parseSse(response.body as ReadableStream<Uint8Array>)) {
+      if (frame.data.trim() === '[DONE]') {
+        done = true;
+        break;
       }
-      if (!done && rawFinishReason === undefined) {
-        throw new InfergateError(
-          ErrorCode.Unavailable,
-          `${config.provider}: the stream ended before [DONE]`,
-          {
-            model,
-            endpoint: url.origin,
-          },
-        );
+      const json = parseJson(frame.data, 'a stream frame', config.provider);
+      // Only a frame with an `error` field pays for the error schema; chunks skip it.
+      if (hasErrorField(json) && openAIStreamErrorSchema.safeParse(json).success) {
+        const parsed = parseErrorBody(frame.data);
+        const message = redactSecrets(parsed.message ?? 'error event', secrets);
+        throw new InfergateError(codeForStreamError(parsed), `${config.provider} stream error: ${message}`, {
+          model: call.model,
+          details: { provider: config.provider, type: parsed.type },
+        });
       }
-      const usage = normalizeOpenAIUsage(usageWire);
-      const finishReason = openAIFinishReason(rawFinishReason);
-      completed = true;
-      span.end({ id, model: responseModel, finishReason: rawFinishReason, usage, text });
-      yield { type: 'usage', usage };
-      yield { type: 'finish', finishReason, rawFinishReason, id, model: responseModel };
-    } catch (error) {
-      failure = scope.toError(error);
-      throw failure;
-    } finally {
-      if (!completed) {
-        scope.abort();
-        span.end({ id, model: responseModel, text }, failure);
-      }
-      scope.dispose();
+      const chunk = validateWire(openAIChatChunkSchema, json, 'a stream chunk', config.provider);
+      if (progress.id === '' && chunk.id) progress.id = chunk.id;
+      if (chunk.model) progress.model = chunk.model;
+      if (chunk.usage) usageWire = chunk.usage as OpenAIUsageWire;
+      const choice = chunk.choices.find((candidate) => (candidate.index ?? 0) === 0);
+      if (choice?.finish_reason) rawFinishReason = choice.finish_reason;
+      const delta = choice?.delta?.content;
+      if (delta !== undefined && delta !== null && delta !== '') yield delta;
     }
+    if (!done && rawFinishReason === undefined) {
+      throw new InfergateError(ErrorCode.Unavailable, `${config.provider}: the stream ended before [DONE]`, {
+        model: call.model,
+        endpoint: url.origin,
+      });
+    }
+    return {
+      id: progress.id,
+      model: progress.model,
+      finishReason: openAIFinishReason(rawFinishReason),
+      rawFinishReason,
+      usage: normalizeOpenAIUsage(usageWire),
+    };
   }
 
   return {
     provider: config.provider,
     ...(config.defaultModel === undefined ? {} : { defaultModel: config.defaultModel }),
     ...(config.contextWindow === undefined ? {} : { contextWindow: config.contextWindow }),
-    chat,
-    chatStream,
+    chat: (request, options = {}) =>
+      runChat(settings, request, options, (call) => send(request, options, call)),
+    chatStream: (request, options = {}) =>
+      runChatStream(settings, request, options, (call, progress) => deltas(request, options, call, progress)),
   };
 }

@@ -8,7 +8,7 @@ beforeAll(async () => {
   server = await startFakeAnthropic({ cacheReadTokens: 7 });
 });
 beforeEach(() => server.reset());
-afterAll(() => server.close());
+afterAll(() => server.stop());
 
 const post = (body: unknown) =>
   fetch(`${server.url}/v1/messages`, {
@@ -91,7 +91,7 @@ describe('startFakeAnthropic', () => {
       controller.abort();
       await expect.poll(() => slow.disconnects, { timeout: 2000, interval: 10 }).toBe(1);
     } finally {
-      await slow.close();
+      await slow.stop();
     }
   });
 });

@@ -44,6 +44,9 @@ export interface FakeLlmServer {
   setFault(fault: FakeLlmFault | undefined): void;
   /** Forgets requests and counts and clears the fault. */
   reset(): void;
+  /** Stops listening and drops open connections; the same verb as the test server's `stop()`. */
+  stop(): Promise<void>;
+  /** @deprecated Use `stop()`; removed in 1.0. */
   close(): Promise<void>;
 }
 
@@ -126,6 +129,11 @@ export async function startFakeHttpServer(
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   return {
     url: `http://127.0.0.1:${port}${basePath}`,
     requests,
@@ -148,12 +156,8 @@ export async function startFakeHttpServer(
       fault.set(undefined);
       fault.hits = 0;
     },
-    close() {
-      return new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      });
-    },
+    stop,
+    close: stop,
   };
 }
 

@@ -8,7 +8,7 @@ beforeAll(async () => {
   server = await startFakeOpenAI({ cachedTokens: 2, reasoningTokens: 1 });
 });
 beforeEach(() => server.reset());
-afterAll(() => server.close());
+afterAll(() => server.stop());
 
 const post = (body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${server.url}/chat/completions`, {
@@ -112,7 +112,7 @@ describe('startFakeOpenAI', () => {
       });
       expect(wrong.status).toBe(401);
     } finally {
-      await strict.close();
+      await strict.stop();
     }
   });
 });

@@ -32,14 +32,14 @@ export function unsupportedExtension(
   );
 }
 
-/**
- * Runs an extension's RPC; if the server answers UNIMPLEMENTED (a KServe v2 server without the
- * extension, such as MLServer for Triton-only calls), the error names the missing extension.
- */
 /** How servers say "I have no such method" (grpc-js, MLServer, Triton builds without a feature). */
 const MISSING_METHOD =
   /not implement|method not found|unimplemented method|does not support the '[^']+' extension/i;
 
+/**
+ * Runs an extension's RPC; if the server answers UNIMPLEMENTED (a KServe v2 server without the
+ * extension, such as MLServer for Triton-only calls), the error names the missing extension.
+ */
 export async function withExtension<T>(
   extension: string,
   operation: string,

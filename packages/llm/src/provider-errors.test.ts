@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ErrorCode } from '@infergate/core';
 import { describe, expect, it } from 'vitest';
-import { codeForHttpError, codeForStreamError, httpError, parseErrorBody } from './http-errors.js';
+import { codeForHttpError, codeForStreamError, httpError, parseErrorBody } from './provider-errors.js';
 
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
 const empty = { message: undefined, type: undefined, code: undefined };

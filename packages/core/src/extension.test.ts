@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InfergateError } from './errors.js';
-import { withExtension } from './features.js';
+import { withExtension } from './extension.js';
 
 const unimplemented = (text: string) => () => Promise.reject(new InfergateError('UNIMPLEMENTED', text));
 
