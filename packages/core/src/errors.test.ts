@@ -85,3 +85,17 @@ describe('fromGrpcStatus', () => {
     expect(networkErrorCode(new Error('nothing'))).toBeUndefined();
   });
 });
+
+describe('messages over the size limit', () => {
+  it('grpc-js send-side and receive-side wording are INVALID_ARGUMENT, not retryable, naming the option', () => {
+    for (const details of [
+      'Attempted to send message with a size larger than 4194304',
+      'Received message larger than max (5000000 vs. 4194304)',
+    ]) {
+      const error = fromGrpcStatus({ code: 8, details });
+      expect(error.code).toBe('INVALID_ARGUMENT');
+      expect(error.retryable).toBe(false);
+      expect(error.rawMessage).toContain('maxMessageBytes');
+    }
+  });
+});

@@ -15,7 +15,7 @@ import {
   type ModelStreamInferResponse,
   ModelStreamInferResponseSchema,
 } from './gen/grpc_service_pb.js';
-import { fromGrpcStatus } from './grpc-status.js';
+import { fromGrpcStatus, messageTooLarge } from './grpc-status.js';
 import { createCredentials } from './internal/credentials.js';
 import {
   fromModelInferResponse,
@@ -213,10 +213,18 @@ export class GrpcTransport implements InferTransport {
       parameters || extra ? { ...parameters, ...extra } : undefined,
     );
     // raw_input_contents holds one entry per input that is not in shared memory, in order.
-    return serializeInferRequest(
+    const bytes = serializeInferRequest(
       message,
       request.inputs.filter((input) => !inSharedMemory(input)).map((input) => input.raw),
     );
+    // grpc-js would refuse it too, but as a retryable RESOURCE_EXHAUSTED that a router would fail over.
+    if (bytes.byteLength > this.options.maxMessageBytes) {
+      throw messageTooLarge('request', bytes.byteLength, this.options.maxMessageBytes, {
+        model: request.model,
+        endpoint: this.address,
+      });
+    }
+    return bytes;
   }
 
   async infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {

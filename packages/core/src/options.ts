@@ -91,7 +91,12 @@ function buildClientOptionsSchema(z: ZodNamespace) {
         })
         .strict()
         .default({ timeMs: 30_000, timeoutMs: 10_000, permitWithoutCalls: false }),
-      /** Largest message sent or received. @default 2 GiB − 1 (grpc-js defaults to 4 MiB receive) */
+      /**
+       * Largest message sent or received, in bytes. A request over it fails before it is sent, and a
+       * response over it fails, both with a non-retryable INVALID_ARGUMENT naming this option; raise
+       * it (up to 2 GiB − 1) or send large tensors through shared memory (docs/errors.md).
+       * @default 2 GiB − 1 (grpc-js defaults to 4 MiB receive)
+       */
       maxMessageBytes: z.number().int().positive().max(MAX_MESSAGE_BYTES).default(MAX_MESSAGE_BYTES),
       /** Record an OpenTelemetry client span per RPC (a no-op unless an SDK is registered). @default true */
       tracing: z.boolean().default(true),
