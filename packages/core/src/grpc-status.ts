@@ -67,9 +67,16 @@ export function messageTooLarge(
   );
 }
 
+/**
+ * grpc-js's connection failure when the peer answers the HTTP/2 preface with HTTP/1 (Node's http2
+ * reports nghttp2's protocol error): the url points at an HTTP port, such as Triton's 8000.
+ */
+const HTTP1_PEER_PATTERN = /Last error: Protocol error/;
+export const HTTP_PORT_HINT = "this looks like an HTTP port; Triton's gRPC port is usually 8001";
+
 export function fromGrpcStatus(error: GrpcStatusLike, context: InfergateErrorOptions = {}): InfergateError {
   const status = typeof error.code === 'number' ? error.code : 2;
-  const details = error.details || error.message || 'no details';
+  let details = error.details || error.message || 'no details';
   let code = byStatus[status] ?? ErrorCode.Unknown;
   let hint = '';
   if (code === ErrorCode.Unavailable && QUEUE_FULL_PATTERN.test(details)) code = ErrorCode.QueueFull;
@@ -77,6 +84,11 @@ export function fromGrpcStatus(error: GrpcStatusLike, context: InfergateErrorOpt
     code = ErrorCode.DeadlineExceeded;
   } else if (code === ErrorCode.Unavailable && RESTRICTED_PATTERN.test(details)) {
     code = ErrorCode.PermissionDenied;
+  } else if (code === ErrorCode.Unavailable && HTTP1_PEER_PATTERN.test(details)) {
+    // A configuration mistake, not an outage: retrying or tripping a breaker cannot help.
+    code = ErrorCode.FailedPrecondition;
+    details = `${context.endpoint ?? 'the server'} did not answer in HTTP/2 (grpc-js: ${details.trim()})`;
+    hint = `: ${HTTP_PORT_HINT}`;
   } else if (code === ErrorCode.ResourceExhausted && TOO_LARGE_PATTERN.test(details)) {
     code = ErrorCode.InvalidArgument;
     hint = `: ${MESSAGE_SIZE_HINT}`;
@@ -93,6 +105,8 @@ export function fromGrpcStatus(error: GrpcStatusLike, context: InfergateErrorOpt
     ...context,
     cause: error,
     grpcCode: status,
-    ...(hint !== '' ? { retryable: false, details: { ...context.details, option: 'maxMessageBytes' } } : {}),
+    ...(code === ErrorCode.InvalidArgument && hint !== ''
+      ? { retryable: false, details: { ...context.details, option: 'maxMessageBytes' } }
+      : {}),
   });
 }

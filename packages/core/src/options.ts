@@ -31,7 +31,9 @@ function buildClientOptionsSchema(z: ZodNamespace) {
     .object({
       /**
        * `host:port`, `grpc://host:port` (plaintext) or `grpcs://host:port` (TLS); a list of IP
-       * endpoints is balanced by grpc-js (see `loadBalancing`).
+       * endpoints is balanced by grpc-js (see `loadBalancing`). `http://` and `https://` are read as
+       * `grpc://` and `grpcs://` (the scheme only chooses TLS): the port must still be the gRPC one
+       * (Triton's 8001, not its HTTP 8000). Without a port: 8001, or 443 with TLS.
        */
       url: z.union([
         z.string().min(1, 'url must be host:port, grpc://host:port or grpcs://host:port'),
