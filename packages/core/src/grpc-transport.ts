@@ -228,9 +228,11 @@ export class GrpcTransport implements InferTransport {
   }
 
   async infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
-    if (this.sharedMemory?.wants(request)) {
-      const staged = await this.sharedMemory.stage(request);
+    const stager = this.sharedMemory;
+    if (stager?.wants(request)) {
+      const staged = await stager.stage(request);
       if (staged !== undefined) {
+        stager.recordShared();
         try {
           const response = await this.inferOnce(staged.request, options);
           staged.release(true);
@@ -240,6 +242,7 @@ export class GrpcTransport implements InferTransport {
           throw error;
         }
       }
+      stager.recordPlain();
     }
     return this.inferOnce(request, options);
   }
