@@ -24,6 +24,7 @@ import {
   toModelInferRequest,
 } from './internal/infer-wire.js';
 import { loadGrpc } from './internal/lazy-modules.js';
+import { explainLostMessage, lostMessage } from './internal/lost-message.js';
 import { SharedMemoryStager } from './internal/shm-stager.js';
 import { RPC_SERVICE, startRpcSpan } from './internal/tracing.js';
 import { classifyStreamError } from './internal/triton-messages.js';
@@ -262,7 +263,14 @@ export class GrpcTransport implements InferTransport {
       bytes,
       options,
       context,
-    ).then((message) => fromModelInferResponse(message, sharedMemoryOutputs(request)));
+    ).then(
+      (message) => fromModelInferResponse(message, sharedMemoryOutputs(request)),
+      async (error: unknown) => {
+        throw lostMessage(error) && !options.signal?.aborted
+          ? await explainLostMessage(this, request, error)
+          : error;
+      },
+    );
   }
 
   /**
