@@ -17,6 +17,7 @@ import {
 } from './gen/grpc_service_pb.js';
 import { fromGrpcStatus, messageTooLarge } from './grpc-status.js';
 import { createCredentials } from './internal/credentials.js';
+import { explainFailedConnect } from './internal/http1-probe.js';
 import {
   fromModelInferResponse,
   serializeInferRequest,
@@ -173,7 +174,7 @@ export class GrpcTransport implements InferTransport {
             if (error) {
               const mapped = signal?.aborted ? abortError(signal, context) : fromGrpcStatus(error, context);
               span.end(mapped, error.code);
-              reject(mapped);
+              void explainFailedConnect(mapped, this.endpoints).then(reject);
             } else {
               span.end(undefined, 0);
               resolve(value as Res);
@@ -359,7 +360,7 @@ export class GrpcTransport implements InferTransport {
       }
       finished = true;
     } catch (error) {
-      failure = this.streamError(error, signal, context);
+      failure = await explainFailedConnect(this.streamError(error, signal, context), this.endpoints);
       throw failure;
     } finally {
       if (!finished) call.cancel();
