@@ -6,6 +6,7 @@ import { sendError } from './http-errors.js';
 import type { Handler, HttpResponse } from './http-types.js';
 import { contextOf } from './middleware.js';
 import { readJsonBody } from './read-body.js';
+import { requestIdOf } from './request-id.js';
 
 const chatBodySchema = z.object({
   model: z.string().min(1).optional(),
@@ -88,8 +89,6 @@ export function chatHandler(options: ChatHandlerOptions = {}): Handler {
         await events.return?.();
         response.end();
       }
-    })().catch((error) =>
-      sendError(response, error, request.infergate?.requestId ?? 'unknown', request.infergate?.errors),
-    );
+    })().catch((error) => sendError(response, error, requestIdOf(request), request.infergate?.errors));
   };
 }
