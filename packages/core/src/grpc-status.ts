@@ -68,6 +68,13 @@ export function messageTooLarge(
 }
 
 /**
+ * grpc-js could not decode the server's answer, or a unary call ended "OK" without a whole message
+ * (grpc-js calls that UNIMPLEMENTED): the response is corrupt or cut short, not the request.
+ */
+const PARSE_ERROR_PATTERN = /^Response message parsing error/;
+const NO_MESSAGE_PATTERN = /^No message received/;
+
+/**
  * grpc-js's connection failure when the peer answers the HTTP/2 preface with HTTP/1 (Node's http2
  * reports nghttp2's protocol error): the url points at an HTTP port, such as Triton's 8000.
  */
@@ -84,6 +91,11 @@ export function fromGrpcStatus(error: GrpcStatusLike, context: InfergateErrorOpt
     code = ErrorCode.DeadlineExceeded;
   } else if (code === ErrorCode.Unavailable && RESTRICTED_PATTERN.test(details)) {
     code = ErrorCode.PermissionDenied;
+  } else if (
+    (code === ErrorCode.Internal && PARSE_ERROR_PATTERN.test(details)) ||
+    (code === ErrorCode.Unimplemented && NO_MESSAGE_PATTERN.test(details))
+  ) {
+    code = ErrorCode.DataLoss;
   } else if (code === ErrorCode.Unavailable && HTTP1_PEER_PATTERN.test(details)) {
     // A configuration mistake, not an outage: retrying or tripping a breaker cannot help.
     code = ErrorCode.FailedPrecondition;

@@ -19,6 +19,7 @@ import { fromGrpcStatus, messageTooLarge } from './grpc-status.js';
 import { createCredentials } from './internal/credentials.js';
 import { explainFailedConnect } from './internal/http1-probe.js';
 import {
+  checkRequestedOutputs,
   fromModelInferResponse,
   serializeInferRequest,
   sharedMemoryOutputs,
@@ -265,7 +266,11 @@ export class GrpcTransport implements InferTransport {
       options,
       context,
     ).then(
-      (message) => fromModelInferResponse(message, sharedMemoryOutputs(request)),
+      (message) => {
+        const response = fromModelInferResponse(message, sharedMemoryOutputs(request));
+        checkRequestedOutputs(request, response);
+        return response;
+      },
       async (error: unknown) => {
         throw lostMessage(error) && !options.signal?.aborted
           ? await explainLostMessage(this, request, error)
@@ -350,13 +355,22 @@ export class GrpcTransport implements InferTransport {
     try {
       call.write(bytes);
       call.end();
+      let final = false;
       for await (const message of call as AsyncIterable<ModelStreamInferResponse>) {
         if (message.errorMessage !== '') throw classifyStreamError(message.errorMessage, context);
         if (message.inferResponse === undefined) continue;
         const response = fromModelInferResponse(message.inferResponse, bound);
-        const final = response.parameters.triton_final_response === true;
+        final = response.parameters.triton_final_response === true;
         if (response.outputs.length > 0 || !final) yield response;
         if (final) break;
+      }
+      // We ask for Triton's final-response flag: a stream that closes without it was cut short.
+      if (!final) {
+        throw new InfergateError(
+          ErrorCode.Unavailable,
+          'the stream ended before the final response (triton_final_response)',
+          context,
+        );
       }
       finished = true;
     } catch (error) {
