@@ -10,8 +10,6 @@ import { abortError, ErrorCode, InfergateError, type InfergateErrorOptions } fro
 import {
   GRPCInferenceService,
   type ModelInferRequest,
-  type ModelInferResponse,
-  ModelInferResponseSchema,
   type ModelStreamInferResponse,
   ModelStreamInferResponseSchema,
 } from './gen/grpc_service_pb.js';
@@ -21,6 +19,7 @@ import { explainFailedConnect } from './internal/http1-probe.js';
 import {
   checkRequestedOutputs,
   fromModelInferResponse,
+  parseModelInferResponse,
   serializeInferRequest,
   sharedMemoryOutputs,
   toModelInferRequest,
@@ -261,7 +260,7 @@ export class GrpcTransport implements InferTransport {
     return this.call(
       GRPCInferenceService.method.modelInfer.name,
       identityBuffer,
-      (buffer: Buffer) => fromBinary(ModelInferResponseSchema, buffer) as ModelInferResponse,
+      parseModelInferResponse,
       bytes,
       options,
       context,

@@ -1,4 +1,4 @@
-import { create, toBinary } from '@bufbuild/protobuf';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { elementCount } from '../codec.js';
 import { type DataType, elementSize, isDataType } from '../datatype.js';
 import { ErrorCode, InfergateError } from '../errors.js';
@@ -9,6 +9,7 @@ import {
   type ModelInferRequest,
   ModelInferRequestSchema,
   type ModelInferResponse,
+  ModelInferResponseSchema,
 } from '../gen/grpc_service_pb.js';
 import { fromWireParameter, type Parameters, type ParameterValue, toWireParameter } from '../parameters.js';
 import { type EncodedTensor, sharedMemoryParameters } from '../tensor.js';
@@ -180,6 +181,19 @@ function checkBytesElements(raw: Uint8Array, shape: readonly number[], what: str
       ErrorCode.DataLoss,
       `${what}: BYTES data does not hold the ${expected} elements of shape [${shape.join(', ')}] (a length prefix runs past the ${raw.byteLength} bytes, or the count differs)`,
       { model },
+    );
+  }
+}
+
+/** Parses a ModelInferResponse; bytes that are not one are DATA_LOSS (the answer is corrupt). */
+export function parseModelInferResponse(bytes: Uint8Array): ModelInferResponse {
+  try {
+    return fromBinary(ModelInferResponseSchema, bytes);
+  } catch (error) {
+    throw new InfergateError(
+      ErrorCode.DataLoss,
+      `the server's answer is not a ModelInferResponse: ${(error as Error).message}`,
+      { cause: error },
     );
   }
 }
