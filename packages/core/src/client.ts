@@ -5,6 +5,7 @@ import { GRPCInferenceService } from './gen/grpc_service_pb.js';
 import type { ModelConfig } from './gen/model_config_pb.js';
 import { GrpcTransport } from './grpc-transport.js';
 import { buildInferRequest, type InferOptions } from './infer-request.js';
+import { hideSecrets } from './internal/hide-secrets.js';
 import {
   type ClientOptions,
   clientOptionsSchema,
@@ -93,7 +94,7 @@ export class TritonClient {
 
   constructor(options: ClientOptions & { transport?: InferTransport }) {
     const { transport, ...rest } = options ?? ({} as ClientOptions);
-    this.options = parseOptions(clientOptionsSchema(), rest, 'client options');
+    this.options = hideSecrets(parseOptions(clientOptionsSchema(), rest, 'client options'));
     this.grpc = new GrpcTransport(this.options);
     this.transport = applyInterceptors(transport ?? this.grpc, this.options.interceptors);
   }

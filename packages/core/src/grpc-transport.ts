@@ -14,6 +14,7 @@ import {
   ModelStreamInferResponseSchema,
 } from './gen/grpc_service_pb.js';
 import { fromGrpcStatus, messageTooLarge } from './grpc-status.js';
+import { assertSafeHeaders } from './header-values.js';
 import { createCredentials } from './internal/credentials.js';
 import { explainFailedConnect } from './internal/http1-probe.js';
 import {
@@ -120,7 +121,10 @@ export class GrpcTransport implements InferTransport {
       metadata.set(`triton-grpc-protocol-${this.options.accessHeader}`, this.options.accessToken);
     }
     for (const [key, value] of Object.entries(this.options.headers)) metadata.set(key, value);
-    if (options.headers) for (const [key, value] of Object.entries(options.headers)) metadata.set(key, value);
+    if (options.headers) {
+      assertSafeHeaders(options.headers, 'call headers');
+      for (const [key, value] of Object.entries(options.headers)) metadata.set(key, value);
+    }
     return metadata;
   }
 

@@ -1,6 +1,7 @@
 import type * as Zod from 'zod';
 import type { z } from 'zod';
 import { ErrorCode, InfergateError } from './errors.js';
+import { assertSafeHeaders } from './header-values.js';
 import { loadZod } from './internal/lazy-modules.js';
 import type { Interceptor } from './transport.js';
 
@@ -71,13 +72,29 @@ function buildClientOptionsSchema(z: ZodNamespace) {
       serviceName: z.string().min(1).default(DEFAULT_SERVICE_NAME),
       /** Default deadline for every call, in ms; per-call `timeoutMs` overrides it. @default none */
       timeoutMs: z.number().int().positive().optional(),
-      /** Metadata sent with every call (e.g. authorization). @default {} */
-      headers: z.record(z.string(), z.string()).default({}),
+      /**
+       * Metadata sent with every call (e.g. authorization). Values must be visible ASCII (CR, LF and
+       * non-ASCII are refused). @default {}
+       */
+      headers: z
+        .record(z.string(), z.string())
+        .default({})
+        .superRefine((headers, context) => {
+          try {
+            assertSafeHeaders(headers);
+          } catch (error) {
+            context.addIssue({ code: 'custom', message: (error as InfergateError).rawMessage });
+          }
+        }),
       /**
        * Triton's restricted-API access value (`--grpc-restricted-protocol=<groups>:<header>=<value>`).
        * Sent as gRPC metadata `triton-grpc-protocol-<accessHeader>`, the key Triton checks.
        */
-      accessToken: z.string().min(1).optional(),
+      accessToken: z
+        .string()
+        .min(1)
+        .regex(/^[\t\x20-\x7e]*$/, 'accessToken must be visible ASCII (CR, LF and non-ASCII are refused)')
+        .optional(),
       /** The header name configured on the server for `accessToken`. @default "triton-access-token" */
       accessHeader: z.string().min(1).default('triton-access-token'),
       /** TLS: `true` for system roots, or certificates for TLS / mTLS. @default false unless grpcs:// */
