@@ -2,7 +2,7 @@ import { InfergateError, parseOptions } from '@infergate/core';
 import type { ChatRequest } from '@infergate/llm';
 import { z } from 'zod';
 import type { Gateway } from './gateway.js';
-import { sendError } from './http-errors.js';
+import { publicError, sendError } from './http-errors.js';
 import type { Handler, HttpResponse } from './http-types.js';
 import { contextOf } from './middleware.js';
 import { readJsonBody } from './read-body.js';
@@ -78,13 +78,9 @@ export function chatHandler(options: ChatHandlerOptions = {}): Handler {
         }
         sse(response, 'done', {});
       } catch (error) {
-        const typed = InfergateError.from(error);
+        // Same rules as an HTTP answer: a 5xx's own message is logged, not sent.
         if (!context.signal.aborted)
-          sse(response, 'error', {
-            code: typed.code,
-            message: typed.rawMessage,
-            requestId: context.requestId,
-          });
+          sse(response, 'error', publicError(error, context.requestId, context.errors).body);
       } finally {
         await events.return?.();
         response.end();

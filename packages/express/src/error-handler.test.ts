@@ -1,9 +1,10 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { InfergateError } from '@infergate/core';
+import type { ChatModel } from '@infergate/llm';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ErrorLogEntry, errorHandler, infergate } from './index.js';
+import { chatHandler, type ErrorLogEntry, errorHandler, type Gateway, infergate } from './index.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are JSON checked field by field below
 type Json = any;
@@ -61,6 +62,20 @@ beforeAll(async () => {
     response.json({ ok: true });
   });
   app.use('/keyed', keyed);
+  // A chat model that fails after its first event, with an internal message.
+  const failing: ChatModel = {
+    provider: 'test',
+    defaultModel: 'm',
+    chat: () => Promise.reject(new Error('postgres://admin:hunter2@db/prod')),
+    async *chatStream() {
+      yield { type: 'text-delta', text: 'hel' };
+      throw new Error('postgres://admin:hunter2@db/prod');
+    },
+  };
+  const chat = express.Router();
+  chat.use(infergate<Gateway>({ gateway: { chat: failing }, logError: (entry) => logged.push(entry) }));
+  chat.post('/', chatHandler());
+  app.use('/chat', chat);
   app.use(errorHandler({ logError: (entry) => logged.push(entry) }));
   base = await listen(app);
 
@@ -158,5 +173,22 @@ describe('errorHandler() over real HTTP with express.json() in front', () => {
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toBe('Bearer realm="infergate"');
     expect(((await response.json()) as Json).error.code).toBe('UNAUTHENTICATED');
+  });
+
+  it("a stream that fails mid-way sends an error event without the 5xx's message, and logs it", async () => {
+    logged.length = 0;
+    const response = await fetch(`${base}/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'req-stream' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], stream: true }),
+    });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).toContain('event: error');
+    expect(text).toContain('req-stream');
+    expect(text).not.toContain('hunter2');
+    expect(
+      logged.some((entry) => entry.requestId === 'req-stream' && entry.message.includes('hunter2')),
+    ).toBe(true);
   });
 });

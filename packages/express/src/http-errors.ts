@@ -138,15 +138,20 @@ function logInternal(entry: ErrorLogEntry): void {
   console.error(`[infergate] request ${entry.requestId}: ${entry.status} ${entry.code}: ${entry.message}`);
 }
 
-/** Default Retry-After (s) for busy answers that carry no hint of their own. */
-const DEFAULT_RETRY_AFTER_S = 1;
-
-/** Status, headers and JSON body of an error answer, shared by the Express and fetch handlers. */
-export function errorAnswer(
+/**
+ * The `{ code, message, requestId, retryable }` a client may read for an error (a 5xx's message
+ * replaced and logged), with the status it maps to. For answers and for error events of a stream
+ * already under way.
+ */
+export function publicError(
   thrown: unknown,
   requestId: string,
   options: ErrorMappingOptions = {},
-): { error: InfergateError; status: number; headers: Record<string, string>; body: string } {
+): {
+  error: InfergateError;
+  status: number;
+  body: { code: ErrorCode; message: string; requestId: string; retryable: boolean };
+} {
   const { error, status, expose } = toHttpError(thrown, options);
   if (status >= 500) {
     (options.logError ?? logInternal)({
@@ -157,6 +162,25 @@ export function errorAnswer(
       error: thrown,
     });
   }
+  const body = {
+    code: error.code,
+    message: clientMessage(error, status, expose, requestId),
+    requestId,
+    retryable: error.retryable,
+  };
+  return { error, status, body };
+}
+
+/** Default Retry-After (s) for busy answers that carry no hint of their own. */
+const DEFAULT_RETRY_AFTER_S = 1;
+
+/** Status, headers and JSON body of an error answer, shared by the Express and fetch handlers. */
+export function errorAnswer(
+  thrown: unknown,
+  requestId: string,
+  options: ErrorMappingOptions = {},
+): { error: InfergateError; status: number; headers: Record<string, string>; body: string } {
+  const { error, status, body: publicBody } = publicError(thrown, requestId, options);
   const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',
     'x-request-id': requestId,
@@ -169,14 +193,7 @@ export function errorAnswer(
         : undefined;
   if (retryAfterS !== undefined) headers['retry-after'] = String(retryAfterS);
   if (status === 401) headers['www-authenticate'] = options.wwwAuthenticate ?? 'Bearer realm="infergate"';
-  const body = JSON.stringify({
-    error: {
-      code: error.code,
-      message: clientMessage(error, status, expose, requestId),
-      requestId,
-      retryable: error.retryable,
-    },
-  });
+  const body = JSON.stringify({ error: publicBody });
   return { error, status, headers, body };
 }
 
