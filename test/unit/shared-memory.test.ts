@@ -161,6 +161,31 @@ describe('enableGpuIpc: the automatic shared-memory path', () => {
     }
   });
 
+  it('two clients in one process stage side by side under distinct region names', async () => {
+    const first = createTritonClient({ url: server.url, sharedMemory: { thresholdBytes: 1024 } });
+    const second = createTritonClient({ url: server.url, sharedMemory: { thresholdBytes: 1024 } });
+    try {
+      const data = new Float32Array(4096).fill(3);
+      for (const client of [first, second]) {
+        const result = await client.infer('identity', [{ name: 'INPUT0', datatype: 'FP32', data }]);
+        expect((result.output('OUTPUT0').data as Float32Array)[4095]).toBe(3);
+        expect(client.grpc.sharedMemory?.stats).toMatchObject({
+          sharedMemoryCalls: 1,
+          plainCalls: 0,
+          lastPath: 'shared-memory',
+        });
+      }
+      const names = server.sharedMemoryRegions().map((region) => region.name);
+      expect(names).toHaveLength(2);
+      expect(new Set(names).size).toBe(2);
+      for (const name of names)
+        expect(name).toMatch(new RegExp(`^infergate_${process.pid}_[0-9a-f]{8}_\\d+$`));
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
   it('falls back to plain gRPC when the server lacks shared memory', async () => {
     const plain = await startTestServer({ extensions: ['model_configuration'] });
     const auto = createTritonClient({ url: plain.url, sharedMemory: { thresholdBytes: 1024 } });
@@ -169,6 +194,12 @@ describe('enableGpuIpc: the automatic shared-memory path', () => {
       const result = await auto.infer('identity', [{ name: 'INPUT0', datatype: 'FP32', data }]);
       expect((result.output('OUTPUT0').data as Float32Array)[100]).toBe(2);
       expect(auto.grpc.sharedMemory?.regionCount).toBe(0);
+      expect(auto.grpc.sharedMemory?.stats).toMatchObject({
+        sharedMemoryCalls: 0,
+        plainCalls: 1,
+        lastPath: 'grpc',
+        lastFallbackReason: 'the server does not list system_shared_memory',
+      });
     } finally {
       await auto.close();
       await plain.stop();

@@ -5,6 +5,7 @@ import { GRPCInferenceService } from './gen/grpc_service_pb.js';
 import type { ModelConfig } from './gen/model_config_pb.js';
 import { GrpcTransport } from './grpc-transport.js';
 import { buildInferRequest, type InferOptions } from './infer-request.js';
+import { hideSecrets } from './internal/hide-secrets.js';
 import {
   type ClientOptions,
   clientOptionsSchema,
@@ -94,7 +95,7 @@ export class TritonClient {
 
   constructor(options: ClientOptions & { transport?: InferTransport }) {
     const { transport, ...rest } = options ?? ({} as ClientOptions);
-    this.options = parseOptions(clientOptionsSchema(), rest, 'client options');
+    this.options = hideSecrets(parseOptions(clientOptionsSchema(), rest, 'client options'));
     if (this.options.url === undefined && transport === undefined) {
       throw new InfergateError(
         ErrorCode.InvalidArgument,

@@ -62,6 +62,18 @@ describe('encodeTensor', () => {
     expect(encoded.raw.byteLength).toBe(16);
   });
 
+  it('accepts a Uint8ClampedArray (canvas ImageData) for UINT8, without copying', () => {
+    const data = new Uint8ClampedArray([0, 128, 255, 7]);
+    const encoded = encodeTensor({ name: 'pixels', datatype: 'UINT8', shape: [2, 2], data });
+    expect(encoded.raw.buffer).toBe(data.buffer);
+    expect(Array.from(decodeTensorData(encoded) as Uint8Array)).toEqual([0, 128, 255, 7]);
+    expect(encodeTensor({ name: 'p', datatype: 'UINT8', data }).shape).toEqual([4]);
+    expectInvalid(
+      () => encodeTensor({ name: 'x', datatype: 'INT8', data: new Uint8ClampedArray(2) }),
+      /INT8 needs Int8Array, got a Uint8ClampedArray/,
+    );
+  });
+
   it('accepts raw little-endian bytes for fixed-size datatypes', () => {
     const raw = Buffer.from(new Int32Array([7, -1]).buffer);
     const encoded = encodeTensor({ name: 'x', datatype: 'INT32', data: raw });

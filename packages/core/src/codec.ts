@@ -139,6 +139,8 @@ function encodeFixed(input: DataInputTensor, count: number, what: string): Uint8
     }
     const natural = naturalArray[datatype];
     if (natural !== undefined && data.constructor === natural) return asBytes(data);
+    // numpy maps Uint8ClampedArray to uint8, and canvas ImageData is one: the bytes are the same.
+    if (datatype === 'UINT8' && data instanceof Uint8ClampedArray) return asBytes(data);
     if ((datatype === 'FP16' || datatype === 'BF16') && data instanceof Uint16Array) return asBytes(data);
     if (
       (datatype === 'FP16' || datatype === 'BF16') &&
@@ -155,7 +157,8 @@ function encodeFixed(input: DataInputTensor, count: number, what: string): Uint8
       return data;
     }
     const expected =
-      natural?.name ?? (datatype === 'BOOL' ? 'boolean[] or Uint8Array' : 'Float32Array or Uint16Array');
+      (datatype === 'UINT8' ? 'Uint8Array or Uint8ClampedArray' : natural?.name) ??
+      (datatype === 'BOOL' ? 'boolean[] or Uint8Array' : 'Float32Array or Uint16Array');
     throw invalid(`${what}: datatype ${datatype} needs ${expected}, got ${describe(data)}`);
   }
   if (!Array.isArray(data))

@@ -131,3 +131,34 @@ describe('fromGrpcStatus', () => {
     expect(networkErrorCode(new Error('nothing'))).toBeUndefined();
   });
 });
+
+describe('messages over the size limit', () => {
+  it('grpc-js send-side and receive-side wording are INVALID_ARGUMENT, not retryable, naming the option', () => {
+    for (const details of [
+      'Attempted to send message with a size larger than 4194304',
+      'Received message larger than max (5000000 vs. 4194304)',
+    ]) {
+      const error = fromGrpcStatus({ code: 8, details });
+      expect(error.code).toBe('INVALID_ARGUMENT');
+      expect(error.retryable).toBe(false);
+      expect(error.rawMessage).toContain('maxMessageBytes');
+    }
+  });
+});
+
+describe('an HTTP port given as the gRPC url', () => {
+  it("grpc-js's protocol error is FAILED_PRECONDITION, not retryable, with the port hint", () => {
+    const error = fromGrpcStatus(
+      {
+        code: 14,
+        details:
+          'No connection established. Last error: Protocol error (2026-12-01T02:45:43.315Z). Resolution note: ',
+      },
+      { endpoint: '127.0.0.1:8000' },
+    );
+    expect(error.code).toBe('FAILED_PRECONDITION');
+    expect(error.retryable).toBe(false);
+    expect(error.rawMessage).toContain("this looks like an HTTP port; Triton's gRPC port is usually 8001");
+    expect(error.rawMessage).toContain('127.0.0.1:8000');
+  });
+});

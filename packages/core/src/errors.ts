@@ -140,6 +140,16 @@ export class InfergateError extends Error {
   }
 }
 
+// Bundlers rename a class that refers to itself (`class _InfergateError`); logs, `util.inspect`
+// and stack headers read the constructor's name, so set it. The prototype's `name` is there before
+// the constructor runs, when V8 writes the stack header.
+Object.defineProperty(InfergateError, 'name', { value: 'InfergateError', configurable: true });
+Object.defineProperty(InfergateError.prototype, 'name', {
+  value: 'InfergateError',
+  writable: true,
+  configurable: true,
+});
+
 /** The error an aborted signal stands for: its reason if it is already typed, else CANCELLED. */
 export function abortError(signal: AbortSignal, context: InfergateErrorOptions = {}): InfergateError {
   const reason: unknown = signal.reason;

@@ -10,20 +10,23 @@ import { abortError, ErrorCode, InfergateError, type InfergateErrorOptions } fro
 import {
   GRPCInferenceService,
   type ModelInferRequest,
-  type ModelInferResponse,
-  ModelInferResponseSchema,
   type ModelStreamInferResponse,
   ModelStreamInferResponseSchema,
 } from './gen/grpc_service_pb.js';
-import { fromGrpcStatus } from './grpc-status.js';
+import { fromGrpcStatus, messageTooLarge } from './grpc-status.js';
+import { assertSafeHeaders } from './header-values.js';
 import { createCredentials } from './internal/credentials.js';
+import { explainFailedConnect } from './internal/http1-probe.js';
 import {
+  checkRequestedOutputs,
   fromModelInferResponse,
+  parseModelInferResponse,
   serializeInferRequest,
   sharedMemoryOutputs,
   toModelInferRequest,
 } from './internal/infer-wire.js';
 import { loadGrpc } from './internal/lazy-modules.js';
+import { explainLostMessage, lostMessage } from './internal/lost-message.js';
 import { SharedMemoryStager } from './internal/shm-stager.js';
 import { RPC_SERVICE, startRpcSpan } from './internal/tracing.js';
 import { classifyStreamError } from './internal/triton-messages.js';
@@ -118,7 +121,10 @@ export class GrpcTransport implements InferTransport {
       metadata.set(`triton-grpc-protocol-${this.options.accessHeader}`, this.options.accessToken);
     }
     for (const [key, value] of Object.entries(this.options.headers)) metadata.set(key, value);
-    if (options.headers) for (const [key, value] of Object.entries(options.headers)) metadata.set(key, value);
+    if (options.headers) {
+      assertSafeHeaders(options.headers, 'call headers');
+      for (const [key, value] of Object.entries(options.headers)) metadata.set(key, value);
+    }
     return metadata;
   }
 
@@ -172,7 +178,7 @@ export class GrpcTransport implements InferTransport {
             if (error) {
               const mapped = signal?.aborted ? abortError(signal, context) : fromGrpcStatus(error, context);
               span.end(mapped, error.code);
-              reject(mapped);
+              void explainFailedConnect(mapped, this.endpoints).then(reject);
             } else {
               span.end(undefined, 0);
               resolve(value as Res);
@@ -213,16 +219,26 @@ export class GrpcTransport implements InferTransport {
       parameters || extra ? { ...parameters, ...extra } : undefined,
     );
     // raw_input_contents holds one entry per input that is not in shared memory, in order.
-    return serializeInferRequest(
+    const bytes = serializeInferRequest(
       message,
       request.inputs.filter((input) => !inSharedMemory(input)).map((input) => input.raw),
     );
+    // grpc-js would refuse it too, but as a retryable RESOURCE_EXHAUSTED that a router would fail over.
+    if (bytes.byteLength > this.options.maxMessageBytes) {
+      throw messageTooLarge('request', bytes.byteLength, this.options.maxMessageBytes, {
+        model: request.model,
+        endpoint: this.address,
+      });
+    }
+    return bytes;
   }
 
   async infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
-    if (this.sharedMemory?.wants(request)) {
-      const staged = await this.sharedMemory.stage(request);
+    const stager = this.sharedMemory;
+    if (stager?.wants(request)) {
+      const staged = await stager.stage(request);
       if (staged !== undefined) {
+        stager.recordShared();
         try {
           const response = await this.inferOnce(staged.request, options);
           staged.release(true);
@@ -232,6 +248,7 @@ export class GrpcTransport implements InferTransport {
           throw error;
         }
       }
+      stager.recordPlain();
     }
     return this.inferOnce(request, options);
   }
@@ -247,11 +264,22 @@ export class GrpcTransport implements InferTransport {
     return this.call(
       GRPCInferenceService.method.modelInfer.name,
       identityBuffer,
-      (buffer: Buffer) => fromBinary(ModelInferResponseSchema, buffer) as ModelInferResponse,
+      parseModelInferResponse,
       bytes,
       options,
       context,
-    ).then((message) => fromModelInferResponse(message, sharedMemoryOutputs(request)));
+    ).then(
+      (message) => {
+        const response = fromModelInferResponse(message, sharedMemoryOutputs(request));
+        checkRequestedOutputs(request, response);
+        return response;
+      },
+      async (error: unknown) => {
+        throw lostMessage(error) && !options.signal?.aborted
+          ? await explainLostMessage(this, request, error)
+          : error;
+      },
+    );
   }
 
   /**
@@ -330,17 +358,26 @@ export class GrpcTransport implements InferTransport {
     try {
       call.write(bytes);
       call.end();
+      let final = false;
       for await (const message of call as AsyncIterable<ModelStreamInferResponse>) {
         if (message.errorMessage !== '') throw classifyStreamError(message.errorMessage, context);
         if (message.inferResponse === undefined) continue;
         const response = fromModelInferResponse(message.inferResponse, bound);
-        const final = response.parameters.triton_final_response === true;
+        final = response.parameters.triton_final_response === true;
         if (response.outputs.length > 0 || !final) yield response;
         if (final) break;
       }
+      // We ask for Triton's final-response flag: a stream that closes without it was cut short.
+      if (!final) {
+        throw new InfergateError(
+          ErrorCode.Unavailable,
+          'the stream ended before the final response (triton_final_response)',
+          context,
+        );
+      }
       finished = true;
     } catch (error) {
-      failure = this.streamError(error, signal, context);
+      failure = await explainFailedConnect(this.streamError(error, signal, context), this.endpoints);
       throw failure;
     } finally {
       if (!finished) call.cancel();

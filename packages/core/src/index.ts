@@ -22,6 +22,7 @@ export { Extension, unsupportedExtension, withExtension } from './extension.js';
 export { fromGrpcStatus } from './grpc-status.js';
 export type { StreamCall } from './grpc-transport.js';
 export { GrpcTransport } from './grpc-transport.js';
+export { assertSafeHeaders } from './header-values.js';
 export type { InferOptions } from './infer-request.js';
 export { buildInferRequest } from './infer-request.js';
 export { networkErrorCode } from './network-errors.js';

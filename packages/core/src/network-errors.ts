@@ -13,6 +13,13 @@ const byNodeCode: Readonly<Record<string, ErrorCode>> = {
   ETIMEDOUT: ErrorCode.Unavailable,
   UND_ERR_SOCKET: ErrorCode.Unavailable,
   UND_ERR_CONNECT_TIMEOUT: ErrorCode.Unavailable,
+  // TLS: the peer's certificate could not be verified (grpc-js reports these as UNAVAILABLE too).
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: ErrorCode.Unavailable,
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: ErrorCode.Unavailable,
+  DEPTH_ZERO_SELF_SIGNED_CERT: ErrorCode.Unavailable,
+  SELF_SIGNED_CERT_IN_CHAIN: ErrorCode.Unavailable,
+  CERT_HAS_EXPIRED: ErrorCode.Unavailable,
+  ERR_TLS_CERT_ALTNAME_INVALID: ErrorCode.Unavailable,
   UND_ERR_HEADERS_TIMEOUT: ErrorCode.DeadlineExceeded,
   UND_ERR_BODY_TIMEOUT: ErrorCode.DeadlineExceeded,
 };

@@ -1,6 +1,7 @@
 import type * as Zod from 'zod';
 import type { z } from 'zod';
 import { ErrorCode, InfergateError } from './errors.js';
+import { assertSafeHeaders } from './header-values.js';
 import { loadZod } from './internal/lazy-modules.js';
 import type { Interceptor } from './transport.js';
 
@@ -29,7 +30,9 @@ function buildClientOptionsSchema(z: ZodNamespace) {
     .object({
       /**
        * `host:port`, `grpc://host:port` (plaintext) or `grpcs://host:port` (TLS); a list of IP
-       * endpoints is balanced by grpc-js (see `loadBalancing`).
+       * endpoints is balanced by grpc-js (see `loadBalancing`). `http://` and `https://` are read as
+       * `grpc://` and `grpcs://` (the scheme only chooses TLS): the port must still be the gRPC one
+       * (Triton's 8001, not its HTTP 8000). Without a port: 8001, or 443 with TLS.
        */
       url: z
         .union([
@@ -67,13 +70,29 @@ function buildClientOptionsSchema(z: ZodNamespace) {
         .default({ thresholdBytes: 1024 * 1024, maxRegions: 4, maxRegionBytes: 1024 ** 3 }),
       /** Default deadline for every call, in ms; per-call `timeoutMs` overrides it. @default none */
       timeoutMs: z.number().int().positive().optional(),
-      /** Metadata sent with every call (e.g. authorization). @default {} */
-      headers: z.record(z.string(), z.string()).default({}),
+      /**
+       * Metadata sent with every call (e.g. authorization). Values must be visible ASCII (CR, LF and
+       * non-ASCII are refused). @default {}
+       */
+      headers: z
+        .record(z.string(), z.string())
+        .default({})
+        .superRefine((headers, context) => {
+          try {
+            assertSafeHeaders(headers);
+          } catch (error) {
+            context.addIssue({ code: 'custom', message: (error as InfergateError).rawMessage });
+          }
+        }),
       /**
        * Triton's restricted-API access value (`--grpc-restricted-protocol=<groups>:<header>=<value>`).
        * Sent as gRPC metadata `triton-grpc-protocol-<accessHeader>`, the key Triton checks.
        */
-      accessToken: z.string().min(1).optional(),
+      accessToken: z
+        .string()
+        .min(1)
+        .regex(/^[\t\x20-\x7e]*$/, 'accessToken must be visible ASCII (CR, LF and non-ASCII are refused)')
+        .optional(),
       /** The header name configured on the server for `accessToken`. @default "triton-access-token" */
       accessHeader: z.string().min(1).default('triton-access-token'),
       /** TLS: `true` for system roots, or certificates for TLS / mTLS. @default false unless grpcs:// */
@@ -89,7 +108,12 @@ function buildClientOptionsSchema(z: ZodNamespace) {
         })
         .strict()
         .default({ timeMs: 30_000, timeoutMs: 10_000, permitWithoutCalls: false }),
-      /** Largest message sent or received. @default 2 GiB − 1 (grpc-js defaults to 4 MiB receive) */
+      /**
+       * Largest message sent or received, in bytes. A request over it fails before it is sent, and a
+       * response over it fails, both with a non-retryable INVALID_ARGUMENT naming this option; raise
+       * it (up to 2 GiB − 1) or send large tensors through shared memory (docs/errors.md).
+       * @default 2 GiB − 1 (grpc-js defaults to 4 MiB receive)
+       */
       maxMessageBytes: z.number().int().positive().max(MAX_MESSAGE_BYTES).default(MAX_MESSAGE_BYTES),
       /** Record an OpenTelemetry client span per RPC (a no-op unless an SDK is registered). @default true */
       tracing: z.boolean().default(true),

@@ -14,6 +14,7 @@ import {
 import { windowAt } from './budget-window.js';
 import type { BudgetLimitEvent } from './cost-events.js';
 import { abortable, throwIfAborted } from './internal/abortable.js';
+import { formatUsd } from './internal/format-usd.js';
 
 /** Budget held for one call between `reserve` and `settle`/`release`. */
 export interface Reservation {
@@ -121,7 +122,7 @@ export class BudgetLedger {
       this.#hooks.exceeded(event);
       throw new InfergateError(
         ErrorCode.BudgetExceeded,
-        `budget "${failed.budget.id}" (${failed.line.key}) would pass its limit of $${event.limitUsd}: spent $${event.spentUsd}, reserved $${event.reservedUsd}, this call $${event.estimateUsd}`,
+        `budget "${failed.budget.id}" (${failed.line.key}) would pass its limit of ${formatUsd(event.limitUsd)}: spent ${formatUsd(event.spentUsd)}, reserved ${formatUsd(event.reservedUsd)}, this call ${formatUsd(event.estimateUsd)}`,
         {
           retryable: false,
           retryAfterMs: Math.max(0, failed.resetAt - now),

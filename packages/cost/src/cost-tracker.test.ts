@@ -303,3 +303,18 @@ describe('CostTracker budgets (memory ledger)', () => {
     });
   });
 });
+
+describe('budget messages', () => {
+  it('show money for humans and keep the exact numbers in details', async () => {
+    const tracker = new CostTracker({
+      budgets: [{ id: 'tiny', scope: ['tenant'], window: 'hour', hardLimitUsd: 0.0001 }],
+    });
+    const estimateUsd = 0.00010279999999999999;
+    const error = await rejection(tracker.reserve({ tenant: 'acme', estimateUsd }));
+    expect(error.code).toBe(ErrorCode.BudgetExceeded);
+    expect(error.rawMessage).toContain('limit of $0.0001:');
+    expect(error.rawMessage).toContain('this call $0.0001028');
+    expect(error.rawMessage).not.toMatch(/\d{8,}/);
+    expect(error.details).toMatchObject({ limitUsd: 0.0001, estimateUsd });
+  });
+});

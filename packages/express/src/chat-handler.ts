@@ -2,10 +2,11 @@ import { InfergateError, parseOptions } from '@infergate/core';
 import type { ChatRequest } from '@infergate/llm';
 import { z } from 'zod';
 import type { Gateway } from './gateway.js';
-import { sendError } from './http-errors.js';
+import { publicError, sendError } from './http-errors.js';
 import type { Handler, HttpResponse } from './http-types.js';
 import { contextOf } from './middleware.js';
 import { readJsonBody } from './read-body.js';
+import { requestIdOf } from './request-id.js';
 
 const chatBodySchema = z.object({
   model: z.string().min(1).optional(),
@@ -77,19 +78,13 @@ export function chatHandler(options: ChatHandlerOptions = {}): Handler {
         }
         sse(response, 'done', {});
       } catch (error) {
-        const typed = InfergateError.from(error);
+        // Same rules as an HTTP answer: a 5xx's own message is logged, not sent.
         if (!context.signal.aborted)
-          sse(response, 'error', {
-            code: typed.code,
-            message: typed.rawMessage,
-            requestId: context.requestId,
-          });
+          sse(response, 'error', publicError(error, context.requestId, context.errors).body);
       } finally {
         await events.return?.();
         response.end();
       }
-    })().catch((error) =>
-      sendError(response, error, request.infergate?.requestId ?? 'unknown', request.infergate?.errors),
-    );
+    })().catch((error) => sendError(response, error, requestIdOf(request), request.infergate?.errors));
   };
 }

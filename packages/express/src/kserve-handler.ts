@@ -16,6 +16,7 @@ import { sendError } from './http-errors.js';
 import type { Handler } from './http-types.js';
 import { contextOf } from './middleware.js';
 import { readJsonBody } from './read-body.js';
+import { requestIdOf } from './request-id.js';
 
 type Scalar = number | string | boolean;
 const parameters = z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])).optional();
@@ -144,8 +145,6 @@ export function kserveInferHandler(options: KServeHandlerOptions = {}): Handler 
       response.statusCode = 200;
       response.setHeader('Content-Type', 'application/json; charset=utf-8');
       response.end(JSON.stringify(toKServeResponse(result)));
-    })().catch((error) =>
-      sendError(response, error, request.infergate?.requestId ?? 'unknown', request.infergate?.errors),
-    );
+    })().catch((error) => sendError(response, error, requestIdOf(request), request.infergate?.errors));
   };
 }

@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { ErrorCode, InfergateError } from '@infergate/core';
 import type { Gateway } from './gateway.js';
 import { type ErrorMappingOptions, sendError } from './http-errors.js';
 import type { Handler, HttpRequest, RequestContext } from './http-types.js';
+import { DEFAULT_REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
 
 export type TenantResolver =
   | { header: string }
@@ -59,7 +59,7 @@ async function resolveTenant(request: HttpRequest, resolver: TenantResolver): Pr
 export function infergate<G extends Gateway>(options: InfergateMiddlewareOptions<G>): Handler {
   const resolver = options.tenant ?? { header: 'x-tenant-id' };
   const defaultTenant = 'defaultTenant' in options ? options.defaultTenant : 'anonymous';
-  const requestIdHeader = options.requestIdHeader ?? 'x-request-id';
+  const requestIdHeader = options.requestIdHeader ?? DEFAULT_REQUEST_ID_HEADER;
   let gateway: Promise<G> | undefined;
   const getGateway = () => {
     if (gateway === undefined) {
@@ -72,7 +72,7 @@ export function infergate<G extends Gateway>(options: InfergateMiddlewareOptions
   };
 
   return (request, response, next) => {
-    const requestId = header(request, requestIdHeader) ?? randomUUID();
+    const requestId = requestIdOf(request, requestIdHeader);
     response.setHeader('X-Request-Id', requestId);
     const controller = new AbortController();
     const context: RequestContext = {
@@ -83,6 +83,11 @@ export function infergate<G extends Gateway>(options: InfergateMiddlewareOptions
       gateway: undefined,
       errors: {
         ...(options.budgetExceededStatus ? { budgetExceededStatus: options.budgetExceededStatus } : {}),
+        ...(options.exposeInternalErrors !== undefined
+          ? { exposeInternalErrors: options.exposeInternalErrors }
+          : {}),
+        ...(options.logError ? { logError: options.logError } : {}),
+        ...(options.wwwAuthenticate ? { wwwAuthenticate: options.wwwAuthenticate } : {}),
       },
     };
     let cleaned = false;

@@ -221,6 +221,6 @@ export function openAIRoutes(model: ChatModel, options: OpenAIRoutesOptions = {}
 
 function methodNotAllowed(method: string, path: string): InfergateError {
   return new InfergateError(ErrorCode.InvalidArgument, `${method} is not allowed on ${path}`, {
-    details: { httpStatus: 405 },
+    details: { responseStatus: 405 },
   });
 }

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { InfergateError } from '@infergate/core';
-import { type ErrorMappingOptions, httpStatusOf } from './http-errors.js';
+import { type ErrorMappingOptions, errorAnswer } from './http-errors.js';
 import type { LazyGateway } from './serverless.js';
 
 /** The parts of an AWS Lambda context this package reads (structural: no aws-lambda types needed). */
@@ -71,21 +70,8 @@ export function errorResponse(
   requestId: string,
   options: ErrorMappingOptions = {},
 ): Response {
-  const error = InfergateError.from(thrown);
-  const status = httpStatusOf(error, options);
-  const headers = new Headers({
-    'content-type': 'application/json; charset=utf-8',
-    'x-request-id': requestId,
-  });
-  const retryAfterS =
-    error.retryAfterMs !== undefined
-      ? Math.max(1, Math.ceil(error.retryAfterMs / 1000))
-      : status === 503 || status === 429
-        ? 1
-        : undefined;
-  if (retryAfterS !== undefined) headers.set('retry-after', String(retryAfterS));
-  const body = { code: error.code, message: error.rawMessage, requestId, retryable: error.retryable };
-  return new Response(JSON.stringify({ error: body }), { status, headers });
+  const { status, headers, body } = errorAnswer(thrown, requestId, options);
+  return new Response(body, { status, headers });
 }
 
 /**

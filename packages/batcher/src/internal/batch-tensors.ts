@@ -41,7 +41,8 @@ function rowOffsets(output: EncodedTensor, totalRows: number, model: string): Fl
   const offsets = new Float64Array(totalRows + 1);
   const { raw } = output;
   if (output.datatype !== 'BYTES') {
-    const rowBytes = raw.byteLength / totalRows;
+    // A batch of zero-row calls has an empty output: every member's slice is empty.
+    const rowBytes = totalRows === 0 && raw.byteLength === 0 ? 0 : raw.byteLength / totalRows;
     if (!Number.isInteger(rowBytes)) {
       throw new InfergateError(
         ErrorCode.DataLoss,

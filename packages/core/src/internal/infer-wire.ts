@@ -1,4 +1,4 @@
-import { create, toBinary } from '@bufbuild/protobuf';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { elementCount } from '../codec.js';
 import { type DataType, elementSize, isDataType } from '../datatype.js';
 import { ErrorCode, InfergateError } from '../errors.js';
@@ -9,6 +9,7 @@ import {
   type ModelInferRequest,
   ModelInferRequestSchema,
   type ModelInferResponse,
+  ModelInferResponseSchema,
 } from '../gen/grpc_service_pb.js';
 import { fromWireParameter, type Parameters, type ParameterValue, toWireParameter } from '../parameters.js';
 import { type EncodedTensor, sharedMemoryParameters } from '../tensor.js';
@@ -165,6 +166,51 @@ export function sharedMemoryOutputs(request: InferRequest | undefined): Readonly
   return bound;
 }
 
+function checkBytesElements(raw: Uint8Array, shape: readonly number[], what: string, model: string): void {
+  const expected = elementCount(shape, what);
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  let offset = 0;
+  let count = 0;
+  while (offset < raw.byteLength) {
+    if (offset + 4 > raw.byteLength || count >= expected) break;
+    offset += 4 + view.getUint32(offset, true);
+    count++;
+  }
+  if (offset !== raw.byteLength || count !== expected) {
+    throw new InfergateError(
+      ErrorCode.DataLoss,
+      `${what}: BYTES data does not hold the ${expected} elements of shape [${shape.join(', ')}] (a length prefix runs past the ${raw.byteLength} bytes, or the count differs)`,
+      { model },
+    );
+  }
+}
+
+/** Parses a ModelInferResponse; bytes that are not one are DATA_LOSS (the answer is corrupt). */
+export function parseModelInferResponse(bytes: Uint8Array): ModelInferResponse {
+  try {
+    return fromBinary(ModelInferResponseSchema, bytes);
+  } catch (error) {
+    throw new InfergateError(
+      ErrorCode.DataLoss,
+      `the server's answer is not a ModelInferResponse: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+}
+
+/** Every output the request named must be in the response. */
+export function checkRequestedOutputs(request: InferRequest, response: InferResponse): void {
+  for (const requested of request.outputs ?? []) {
+    if (!response.outputs.some((output) => output.name === requested.name)) {
+      throw new InfergateError(
+        ErrorCode.DataLoss,
+        `the server left out requested output '${requested.name}' (it sent ${response.outputs.map((output) => `'${output.name}'`).join(', ') || 'none'})`,
+        { model: request.model },
+      );
+    }
+  }
+}
+
 export function fromModelInferResponse(
   message: ModelInferResponse,
   bound: ReadonlyMap<string, Parameters> = new Map(),
@@ -209,6 +255,10 @@ export function fromModelInferResponse(
         { model: message.modelName },
       );
     }
+    // BYTES: walk the length prefixes now (no copy), so a prefix past the buffer or an element
+    // count that disagrees with the shape fails here, typed, not when a caller reads the data.
+    if (output.datatype === 'BYTES' && !inSharedMemory)
+      checkBytesElements(raw, shape, what, message.modelName);
     const parameters = { ...fromParameterMap(output.parameters), ...bound.get(output.name) };
     return {
       name: output.name,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import { create } from '@bufbuild/protobuf';
 import { Extension } from '../extension.js';
@@ -20,6 +21,18 @@ export interface StagerOptions {
 interface PooledRegion {
   region: SystemSharedMemoryRegion;
   name: string;
+}
+
+/** Which path large-input calls took, and why the last one that could not use shared memory did not. */
+export interface SharedMemoryPathStats {
+  /** Calls whose large inputs travelled through a pooled region. */
+  sharedMemoryCalls: number;
+  /** Calls with inputs over the threshold that went over plain gRPC instead. */
+  plainCalls: number;
+  /** The path of the latest call with an input over the threshold. */
+  lastPath: 'shared-memory' | 'grpc' | undefined;
+  /** Why the latest plain call did not use shared memory. */
+  lastFallbackReason: string | undefined;
 }
 
 const PROBE_TIMEOUT_MS = 2000;
@@ -46,10 +59,40 @@ export class SharedMemoryStager {
   readonly #free: PooledRegion[] = [];
   readonly #all = new Set<PooledRegion>();
   #sequence = 0;
+  /**
+   * Region names must be unique on the server across clients of this process (each numbers its
+   * regions from 1) and across processes that reuse a pid: pid, a random token per client, sequence.
+   */
+  readonly #namePrefix = `infergate_${process.pid}_${randomBytes(4).toString('hex')}_`;
+  #reason: string | undefined;
+  readonly #stats: SharedMemoryPathStats = {
+    sharedMemoryCalls: 0,
+    plainCalls: 0,
+    lastPath: undefined,
+    lastFallbackReason: undefined,
+  };
 
   constructor(grpc: GrpcTransport, options: StagerOptions) {
     this.#grpc = grpc;
     this.#options = options;
+  }
+
+  /** Which path calls with large inputs took (a copy). */
+  get stats(): SharedMemoryPathStats {
+    return { ...this.#stats };
+  }
+
+  /** Counts a call with large inputs that went over plain gRPC, and why. */
+  recordPlain(reason: string | undefined = this.#reason): void {
+    this.#stats.plainCalls++;
+    this.#stats.lastPath = 'grpc';
+    this.#stats.lastFallbackReason = reason;
+  }
+
+  /** Counts a call whose large inputs travelled through a region. */
+  recordShared(): void {
+    this.#stats.sharedMemoryCalls++;
+    this.#stats.lastPath = 'shared-memory';
   }
 
   /** Regions currently created (for tests and metrics). */
@@ -57,8 +100,8 @@ export class SharedMemoryStager {
     return this.#all.size;
   }
 
+  /** True when the request has an input over the threshold (whether or not the path is usable). */
   wants(request: InferRequest): boolean {
-    if (this.#disabled) return false;
     return request.inputs.some(
       (input) => !inSharedMemory(input) && input.raw.byteLength >= this.#options.thresholdBytes,
     );
@@ -66,15 +109,21 @@ export class SharedMemoryStager {
 
   private enabled(): Promise<boolean> {
     this.#enabled ??= (async () => {
-      if (!isLocalHost(this.#grpc.endpoint.host)) return false;
+      if (!isLocalHost(this.#grpc.endpoint.host)) {
+        this.#reason = `the server ${this.#grpc.endpoint.host} is not on this host`;
+        return false;
+      }
       try {
         const metadata = await this.#grpc.unary(
           GRPCInferenceService.method.serverMetadata,
           create(GRPCInferenceService.method.serverMetadata.input),
           { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) },
         );
-        return metadata.extensions.includes(Extension.SystemSharedMemory);
-      } catch {
+        const listed = metadata.extensions.includes(Extension.SystemSharedMemory);
+        if (!listed) this.#reason = 'the server does not list system_shared_memory';
+        return listed;
+      } catch (error) {
+        this.#reason = `the server metadata probe failed: ${(error as Error).message}`;
         return false;
       }
     })();
@@ -87,23 +136,30 @@ export class SharedMemoryStager {
     if (this.#all.size >= this.#options.maxRegions) {
       // Replace the smallest free region rather than refuse, so the pool tracks the workload.
       const smallest = this.#free.sort((a, b) => a.region.byteSize - b.region.byteSize).shift();
-      if (smallest === undefined) return undefined;
+      if (smallest === undefined) {
+        this.#reason = `all ${this.#options.maxRegions} pooled regions are in use (sharedMemory.maxRegions)`;
+        return undefined;
+      }
       await this.discard(smallest);
     }
     const size = Math.max(this.#options.thresholdBytes, 2 ** Math.ceil(Math.log2(bytes)));
-    if (size > this.#options.maxRegionBytes) return undefined;
+    if (size > this.#options.maxRegionBytes) {
+      this.#reason = `${bytes} bytes is over sharedMemory.maxRegionBytes (${this.#options.maxRegionBytes})`;
+      return undefined;
+    }
     const region = SystemSharedMemoryRegion.create({ byteSize: size });
-    const pooled = { region, name: `infergate_${process.pid}_${++this.#sequence}` };
+    const pooled = { region, name: `${this.#namePrefix}${++this.#sequence}` };
     try {
       await registerSystemSharedMemory(
         this.#grpc,
         { name: pooled.name, key: region.key, byteSize: size },
         { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) },
       );
-    } catch {
+    } catch (error) {
       // The server cannot map our /dev/shm (another container or host): stop trying.
       region.destroy();
       this.#disabled = true;
+      this.#reason = `registering region ${pooled.name} failed: ${(error as Error).message}`;
       return undefined;
     }
     this.#all.add(pooled);

@@ -1,0 +1,28 @@
+import { ErrorCode, InfergateError } from './errors.js';
+
+/** Visible ASCII, space and tab: what HTTP/1, HTTP/2 and gRPC all accept in a header value. */
+const SAFE_VALUE = /^[\t\x20-\x7e]*$/;
+/** An HTTP token (RFC 9110 §5.6.2), lower or upper case. */
+const SAFE_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * Refuses header names that are not HTTP tokens and values with CR, LF, other control characters
+ * or non-ASCII: they could split a header (injection) or be dropped or mangled on the way. The
+ * error names the header, never its value (which may be a credential).
+ */
+export function assertSafeHeaders(headers: Readonly<Record<string, string>>, what = 'headers'): void {
+  for (const [name, value] of Object.entries(headers)) {
+    if (!SAFE_NAME.test(name)) {
+      throw new InfergateError(
+        ErrorCode.InvalidArgument,
+        `${what}: header name ${JSON.stringify(name)} is not a valid HTTP token`,
+      );
+    }
+    if (typeof value !== 'string' || !SAFE_VALUE.test(value)) {
+      throw new InfergateError(
+        ErrorCode.InvalidArgument,
+        `${what}: the value of header '${name}' holds CR, LF, another control character or non-ASCII text (value not shown)`,
+      );
+    }
+  }
+}
