@@ -15,7 +15,12 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: 'unit',
-          include: ['packages/*/src/**/*.test.ts', 'test/unit/**/*.test.ts', 'examples/**/*.test.ts'],
+          include: [
+            'packages/*/src/**/*.test.ts',
+            'test/unit/**/*.test.ts',
+            'test/runtimes/**/*.test.ts',
+            'examples/**/*.test.ts',
+          ],
           testTimeout: 20_000,
         },
       },
