@@ -26,7 +26,7 @@ type Json = Record<string, unknown>;
 
 /** A server without the endpoint answers 404/405/501 with a generic text, not a Triton error about a model. */
 const MISSING_ROUTE =
-  /^(not found|method not allowed|not implemented)$|not implement|unknown (route|endpoint)/i;
+  /^(not found|method not allowed|not implemented)( \(|$)|not implement|unknown (route|endpoint)/i;
 
 async function withHttpExtension<T>(
   http: HttpTransport,

@@ -46,17 +46,12 @@ function statusCode(status: number): ErrorCode {
   return ErrorCode.Unknown;
 }
 
-/** Triton's error body is `{"error": "<text>"}`; anything else is kept as text (trimmed). */
+/** Triton's error body is `{"error": "<text>"}` (FastAPI servers such as MLServer: `{"detail": …}`); anything else is kept as text. */
 export function errorText(body: string): string {
   try {
-    const parsed = JSON.parse(body) as unknown;
-    if (
-      typeof parsed === 'object' &&
-      parsed !== null &&
-      typeof (parsed as { error?: unknown }).error === 'string'
-    ) {
-      return (parsed as { error: string }).error;
-    }
+    const parsed = JSON.parse(body) as { error?: unknown; detail?: unknown } | null;
+    if (typeof parsed?.error === 'string') return parsed.error;
+    if (typeof parsed?.detail === 'string') return parsed.detail;
   } catch {
     // not JSON: the text itself
   }
