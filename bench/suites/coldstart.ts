@@ -100,7 +100,10 @@ export async function run(): Promise<void> {
       arm: 'core-http',
       load: 'import',
       p50Ms: ms,
-      extra: { entryBytes: statSync(httpEntry).size, entryGzipBytes: gzipSync(readFileSync(httpEntry)).byteLength },
+      extra: {
+        entryBytes: statSync(httpEntry).size,
+        entryGzipBytes: gzipSync(readFileSync(httpEntry)).byteLength,
+      },
     });
     ratios.core_http_import_ms = ms;
     const worker = await workerBundle();
