@@ -19,7 +19,16 @@ const same = (a: unknown, b: unknown) =>
   JSON.stringify(a, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value)) ===
   JSON.stringify(b, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value));
 
-export async function runChecks(client: CheckedClient): Promise<CheckReport> {
+/**
+ * The reference server's `identity` takes every datatype; a real Triton (test/interop) has one
+ * `identity_<datatype>` model each: pass `triton: true` there.
+ */
+export async function runChecks(
+  client: CheckedClient,
+  options: { triton?: boolean } = {},
+): Promise<CheckReport> {
+  const identityModel = (datatype: string) =>
+    options.triton ? `identity_${datatype.toLowerCase()}` : 'identity';
   const checks: CheckReport['checks'] = [];
   const check = async (name: string, body: () => Promise<unknown>, expected: unknown) => {
     try {
@@ -32,7 +41,9 @@ export async function runChecks(client: CheckedClient): Promise<CheckReport> {
     }
   };
   const identity = async (datatype: InputTensor['datatype'], data: unknown[]) =>
-    (await client.infer('identity', [{ name: 'INPUT0', datatype, data } as InputTensor])).output('OUTPUT0');
+    (await client.infer(identityModel(datatype), [{ name: 'INPUT0', datatype, data } as InputTensor])).output(
+      'OUTPUT0',
+    );
 
   await check('FP32 add_sub', async () => {
     const result = await client.infer('add_sub', [
