@@ -272,6 +272,7 @@ describe('management over HTTP returns what gRPC returns', () => {
   it('trace and log settings need the access token, and read what gRPC reads', async () => {
     const denied = await caught(http.traceSettings());
     expect(denied.code).toBe(ErrorCode.PermissionDenied);
+    expect(denied.httpStatus).toBe(403);
     const authorized = createHttpClient({
       url: `http://${triton.httpAddress}`,
       accessToken: triton.accessToken,
@@ -310,7 +311,8 @@ describe('errors over HTTP carry the codes gRPC gives', () => {
       await caught(grpc.infer('no_such_model', bad)),
     ];
     expect(viaHttp.code).toBe(viaGrpc.code);
-    expect(viaHttp.httpStatus).toBeGreaterThanOrEqual(400);
+    expect(viaHttp.code).toBe(ErrorCode.NotFound);
+    expect(viaHttp.httpStatus).toBe(404);
   });
 
   it('a wrong shape', async () => {
@@ -332,6 +334,8 @@ describe('errors over HTTP carry the codes gRPC gives', () => {
       await caught(grpc.infer('repeat', [{ name: 'IN', datatype: 'INT32', data: [2] }])),
     ];
     expect(viaHttp.code).toBe(viaGrpc.code);
+    expect(viaHttp.code).toBe(ErrorCode.Unimplemented);
+    expect(viaHttp.httpStatus).toBe(501);
   });
 });
 

@@ -44,6 +44,15 @@ describe('HTTP client against the reference server', () => {
       .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(InfergateError);
     expect((failure as InfergateError).code).toBe(ErrorCode.NotFound);
+    // The statuses real Triton answers with (test/interop/triton-http.test.ts checks them there).
+    expect((failure as InfergateError).httpStatus).toBe(404);
+    const decoupled = (await client
+      .infer('repeat', [{ name: 'IN', datatype: 'INT32', data: [1] }])
+      .catch((error: unknown) => error)) as InfergateError;
+    expect({ code: decoupled.code, status: decoupled.httpStatus }).toEqual({
+      code: ErrorCode.Unimplemented,
+      status: 501,
+    });
   });
 
   it('streams generate_stream events', async () => {
