@@ -1,7 +1,12 @@
 // The HTTP/REST transport (@infergate/core/http) against the interop run's one real Triton's HTTP
 // port, byte for byte against tritonclient.http: the binary tensor extension for every datatype
 // (BYTES included), JSON tensors, management calls, error codes, generate and generate_stream.
-import { createTritonClient, type DataType, type TritonClient } from '@infergate/core';
+import {
+  createTritonClient,
+  type DataType,
+  SystemSharedMemoryRegion,
+  type TritonClient,
+} from '@infergate/core';
 import { createHttpClient, ErrorCode, type HttpClient } from '@infergate/core/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { printLogTailOnFailure, type SharedTritonInfo, sharedTriton, tritonIsUp } from './shared-triton.js';
@@ -293,13 +298,38 @@ describe('management over HTTP returns what gRPC returns', () => {
     }
   });
 
-  it('system shared memory: status of no region, and a bad registration is a typed error', async () => {
-    expect(await http.systemSharedMemoryStatus()).toEqual([]);
+  it('system shared memory: a bad registration is a typed error', async () => {
     const error = await caught(
       http.registerSystemSharedMemory({ name: 'missing', key: '/infergate-no-such-key', byteSize: 64 }),
     );
-    expect([ErrorCode.InvalidArgument, ErrorCode.Internal, ErrorCode.NotFound]).toContain(error.code);
-    await http.unregisterSystemSharedMemory();
+    expect(error.code).toBe(ErrorCode.Internal);
+    expect(error.httpStatus).toBe(500);
+  });
+
+  it('system shared memory: register, status, input and output bound to the region, unregister', async () => {
+    const region = SystemSharedMemoryRegion.create({ byteSize: 128 });
+    const name = `interop_http_${process.pid}`;
+    try {
+      await http.registerSystemSharedMemory({ name, key: region.key, byteSize: 128 });
+      expect(await http.systemSharedMemoryStatus(name)).toEqual([
+        { name, key: region.key, offset: 0, byteSize: 128 },
+      ]);
+      region.write(new Uint8Array(Float32Array.from([5, 6, 7, 8]).buffer), 0);
+      const result = await http.infer(
+        'identity_fp32',
+        [{ name: 'INPUT0', datatype: 'FP32', shape: [4], sharedMemory: { region: name, byteSize: 16 } }],
+        { outputs: [{ name: 'OUTPUT0', sharedMemory: { region: name, byteSize: 16, offset: 64 } }] },
+      );
+      const output = result.output('OUTPUT0');
+      expect(output.shape).toEqual([4]);
+      expect(output.raw.byteLength).toBe(0);
+      expect(Array.from(new Float32Array(Uint8Array.from(region.read(64, 16)).buffer))).toEqual([5, 6, 7, 8]);
+      await http.unregisterSystemSharedMemory(name);
+      expect((await http.systemSharedMemoryStatus()).some((entry) => entry.name === name)).toBe(false);
+    } finally {
+      await http.unregisterSystemSharedMemory(name).catch(() => {});
+      region.destroy();
+    }
   });
 });
 
