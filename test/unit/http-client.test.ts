@@ -238,3 +238,40 @@ describe('HTTP client: JSON tensors and management', () => {
     expect((failure as InfergateError).code).toBe(ErrorCode.InvalidArgument);
   });
 });
+
+describe('HTTP port: restricted groups and missing extensions', () => {
+  it("a restricted group needs the plain header over HTTP (403 without it), as Triton's --http-restricted-api", async () => {
+    const restricted = await startTestServer({
+      http: true,
+      restricted: { groups: ['trace', 'logging'], header: 'triton-access-token', value: 'secret' },
+    });
+    const without = createHttpClient({ url: restricted.httpUrl });
+    const withToken = createHttpClient({ url: restricted.httpUrl, accessToken: 'secret' });
+    try {
+      const denied = (await without.logSettings().catch((e: unknown) => e)) as InfergateError;
+      expect({ code: denied.code, status: denied.httpStatus }).toEqual({
+        code: ErrorCode.PermissionDenied,
+        status: 403,
+      });
+      expect(typeof (await withToken.logSettings()).log_info).toBe('boolean');
+      expect(await without.serverLive()).toBe(true);
+    } finally {
+      await without.close();
+      await withToken.close();
+      await restricted.stop();
+    }
+  });
+
+  it('a call of an extension the server does not list is UNIMPLEMENTED naming it', async () => {
+    const plain = await startTestServer({ http: true, extensions: [] });
+    const bare = createHttpClient({ url: plain.httpUrl });
+    try {
+      const error = (await bare.modelStatistics('identity').catch((e: unknown) => e)) as InfergateError;
+      expect(error.code).toBe(ErrorCode.Unimplemented);
+      expect(error.details).toEqual({ extension: 'statistics' });
+    } finally {
+      await bare.close();
+      await plain.stop();
+    }
+  });
+});

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { create } from '@bufbuild/protobuf';
 import { status } from '@grpc/grpc-js';
 import type { HandlerTable, RpcContext, UnaryMethodKey } from './handler-table.js';
+import { httpAccessRefusal } from './http-access.js';
 import { readGenerate, readHttpInfer, writeGenerate, writeHttpInfer } from './http-infer.js';
 import { matchRoute } from './http-routes.js';
 import { runInference } from './inference-pipeline.js';
@@ -153,6 +154,7 @@ export class HttpListener {
         const version = modelCall[2] === undefined ? '' : decodeURIComponent(modelCall[2]);
         key = 'modelInfer';
         this.#state.calls.record({ method: 'ModelInfer', model, metadata, time: Date.now() });
+        if (this.#refused('ModelInfer', metadata, response)) return;
         await this.#state.gate.wait(controller.signal);
         const action = modelCall[3];
         if (action === 'infer') await this.#infer(model, version, body, metadata, context, response);
@@ -176,6 +178,7 @@ export class HttpListener {
       model = route.model;
       const method = GRPCInferenceService.method[route.key];
       this.#state.calls.record({ method: method.name, model, metadata, time: Date.now() });
+      if (this.#refused(method.name, metadata, response)) return;
       await this.#state.gate.wait(controller.signal);
       const handler = this.#handlers[route.key] as AnyHandler | undefined;
       if (handler === undefined)
@@ -188,6 +191,19 @@ export class HttpListener {
     } finally {
       this.#state.inFlight.delete(controller);
     }
+  }
+
+  /** Answers a refusal (missing extension, restricted group without its header); true if it did. */
+  #refused(method: string, headers: Record<string, string>, response: ServerResponse): boolean {
+    const refusal = httpAccessRefusal(
+      method,
+      headers,
+      this.#state.restrictions,
+      this.#state.identity.extensions,
+    );
+    if (refusal === undefined) return false;
+    sendJson(response, refusal.status, { error: refusal.message });
+    return true;
   }
 
   async #infer(

@@ -40,7 +40,7 @@ export const TRITON_EXTENSIONS: readonly string[] = [
   'logging',
 ];
 
-const GROUP_OF: Record<string, ProtocolGroup> = {
+export const GROUP_OF: Record<string, ProtocolGroup> = {
   ServerLive: 'health',
   ServerReady: 'health',
   ModelReady: 'health',
@@ -64,7 +64,7 @@ const GROUP_OF: Record<string, ProtocolGroup> = {
 };
 
 /** The extension an RPC belongs to; a server that does not list it answers UNIMPLEMENTED. */
-const EXTENSION_OF: Record<string, string> = {
+export const EXTENSION_OF: Record<string, string> = {
   ModelConfig: 'model_configuration',
   ModelStatistics: 'statistics',
   RepositoryIndex: 'model_repository',
