@@ -4,6 +4,7 @@ const source = (path: string) => new URL(path, import.meta.url).pathname;
 // Tests run the workspace packages from source.
 const alias = [
   { find: /^@infergate\/core\/proto$/, replacement: source('./packages/core/src/proto.ts') },
+  { find: /^@infergate\/core\/http$/, replacement: source('./packages/core/src/http/index.ts') },
   { find: /^@infergate\/([a-z-]+)$/, replacement: source('./packages/$1/src/index.ts') },
 ];
 
@@ -14,7 +15,12 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: 'unit',
-          include: ['packages/*/src/**/*.test.ts', 'test/unit/**/*.test.ts', 'examples/**/*.test.ts'],
+          include: [
+            'packages/*/src/**/*.test.ts',
+            'test/unit/**/*.test.ts',
+            'test/runtimes/**/*.test.ts',
+            'examples/**/*.test.ts',
+          ],
           testTimeout: 20_000,
         },
       },

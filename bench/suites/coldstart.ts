@@ -1,12 +1,15 @@
 // Suite `coldstart`: what a serverless cold start pays for each package — the time of
 // `await import(pkg)` in a fresh Node process (median of several processes, the built ESM output)
 // and the size of the built entry (raw and gzip). Baseline arm: importing an empty module.
+// Also `@infergate/core/http` (the fetch-only entry) and the size of a Cloudflare Worker that
+// uses it, bundled with esbuild as a Workers project would (ESM, minified, no Node platform).
 //   pnpm build && pnpm bench coldstart [--runs 15]
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
 import { type BenchCase, flag, median, packageVersion, ROOT, report } from '../lib.js';
 
 const probe = `const started = performance.now();
@@ -17,6 +20,38 @@ function importMs(specifier: string, script: string): number {
   const result = spawnSync(process.execPath, [script, specifier], { cwd: ROOT, encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`import of ${specifier} failed: ${result.stderr}`);
   return Number(result.stdout);
+}
+
+/** A minimal Worker on the built `@infergate/core/http`: what a Worker pays to call Triton over HTTP. */
+const workerSource = `import { createHttpClient } from '@infergate/core/http';
+export default {
+  async fetch(request, env) {
+    const client = createHttpClient({ url: env.TRITON_URL });
+    const result = await client.infer('identity', [{ name: 'INPUT0', datatype: 'FP32', data: [1] }]);
+    return Response.json(result.output('OUTPUT0').toArray());
+  },
+};`;
+
+async function workerBundle(): Promise<{ bytes: number; gzipBytes: number; inputs: string[] }> {
+  const result = await build({
+    stdin: { contents: workerSource, resolveDir: ROOT, loader: 'js' },
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    mainFields: ['module', 'main'],
+    conditions: ['workerd', 'worker', 'browser'],
+    minify: true,
+    metafile: true,
+    logLevel: 'silent',
+  });
+  const file = result.outputFiles[0];
+  if (file === undefined) throw new Error('esbuild wrote no Worker bundle');
+  const inputs = Object.keys(result.metafile.inputs);
+  const leaked = inputs.filter((input) => /grpc-js|@bufbuild|lazy-modules/.test(input));
+  if (leaked.length > 0) throw new Error(`the HTTP Worker bundle pulled in ${leaked.join(', ')}`);
+  return { bytes: file.contents.byteLength, gzipBytes: gzipSync(file.contents).byteLength, inputs };
 }
 
 export async function run(): Promise<void> {
@@ -32,10 +67,13 @@ export async function run(): Promise<void> {
   const cases: BenchCase[] = [];
   const baseline: number[] = [];
   const times = new Map<string, number[]>(packages.map((name) => [name, []]));
+  const httpEntry = join(ROOT, 'packages', 'core', 'dist', 'http.js');
+  const httpTimes: number[] = [];
   for (let run = 0; run < runs; run++) {
     baseline.push(importMs(empty, script));
     for (const name of packages)
       times.get(name)?.push(importMs(join(ROOT, 'packages', name, 'dist', 'index.js'), script));
+    if (existsSync(httpEntry)) httpTimes.push(importMs(httpEntry, script));
   }
   cases.push({ name: 'empty module', arm: 'baseline', load: 'import', p50Ms: median(baseline) });
   const ratios: Record<string, number> = {};
@@ -55,12 +93,40 @@ export async function run(): Promise<void> {
     versions[`@infergate/${name}`] = packageVersion(name);
     if (name === 'core') ratios.core_import_ms = ms;
   }
+  if (httpTimes.length > 0) {
+    const ms = median(httpTimes);
+    cases.push({
+      name: '@infergate/core/http',
+      arm: 'core-http',
+      load: 'import',
+      p50Ms: ms,
+      extra: {
+        entryBytes: statSync(httpEntry).size,
+        entryGzipBytes: gzipSync(readFileSync(httpEntry)).byteLength,
+      },
+    });
+    ratios.core_http_import_ms = ms;
+    const worker = await workerBundle();
+    cases.push({
+      name: 'Worker bundle of @infergate/core/http (esbuild, minified)',
+      arm: 'worker-http',
+      load: 'bundle',
+      extra: { bundleBytes: worker.bytes, bundleGzipBytes: worker.gzipBytes, modules: worker.inputs.length },
+    });
+    ratios.http_worker_bundle_bytes = worker.bytes;
+    ratios.http_worker_bundle_gzip_bytes = worker.gzipBytes;
+  }
   report({
     suite: 'coldstart',
     versions,
     cases,
     ratios,
-    targets: { core_import_ms: '<= 60' },
+    targets: {
+      core_import_ms: '<= 60',
+      core_http_import_ms: 'report',
+      http_worker_bundle_bytes: 'report (no grpc-js, no protobuf runtime)',
+      http_worker_bundle_gzip_bytes: 'report',
+    },
     command: 'pnpm build && pnpm bench coldstart',
   });
 }

@@ -1,4 +1,6 @@
 import { defineConfig } from 'tsup';
 import { packageConfig } from '../../tsup.config.js';
 
-export default defineConfig(packageConfig({ index: 'src/index.ts', proto: 'src/proto.ts' }));
+export default defineConfig(
+  packageConfig({ index: 'src/index.ts', proto: 'src/proto.ts', http: 'src/http/index.ts' }),
+);

@@ -1,5 +1,6 @@
 import { type DataType, elementSize, isDataType } from './datatype.js';
 import { ErrorCode, InfergateError } from './errors.js';
+import { allocBytes, bytesView, utf8Bytes } from './internal/bytes.js';
 import { bf16BitsToFloat, floatToBf16Bits, floatToHalfBits, halfBitsToFloat } from './internal/half.js';
 import {
   type DataInputTensor,
@@ -69,7 +70,7 @@ export function encodeBytesElements(
   for (let i = 0; i < elements.length; i++) {
     const element = elements[i];
     let bytes: Uint8Array;
-    if (typeof element === 'string') bytes = Buffer.from(element, 'utf8');
+    if (typeof element === 'string') bytes = utf8Bytes(element);
     else if (element instanceof Uint8Array) bytes = element;
     else
       throw invalid(
@@ -79,25 +80,30 @@ export function encodeBytesElements(
     parts[i] = bytes;
     total += 4 + bytes.byteLength;
   }
-  const out = Buffer.allocUnsafe(total);
+  const out = allocBytes(total);
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   let offset = 0;
   for (const bytes of parts) {
-    out.writeUInt32LE(bytes.byteLength, offset);
+    view.setUint32(offset, bytes.byteLength, true);
     out.set(bytes, offset + 4);
     offset += 4 + bytes.byteLength;
   }
   return out;
 }
 
-/** Splits BYTES wire data into its elements, as views (no copy) into `raw`. */
+/**
+ * Splits BYTES wire data into its elements, as views (no copy) into `raw`: Buffers under Node,
+ * plain Uint8Arrays in runtimes without Buffer.
+ */
 export function decodeBytesElements(raw: Uint8Array, expected?: number, what = 'BYTES tensor'): Buffer[] {
-  const buffer = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const buffer = bytesView(raw) as Buffer;
+  const lengths = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   const elements: Buffer[] = [];
   let offset = 0;
   while (offset < buffer.byteLength) {
     if (offset + 4 > buffer.byteLength)
       throw new InfergateError(ErrorCode.DataLoss, `${what}: truncated length prefix`);
-    const length = buffer.readUInt32LE(offset);
+    const length = lengths.getUint32(offset, true);
     offset += 4;
     if (offset + length > buffer.byteLength) {
       throw new InfergateError(ErrorCode.DataLoss, `${what}: element ${elements.length} overruns the data`);

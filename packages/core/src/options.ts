@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { ErrorCode, InfergateError } from './errors.js';
 import { assertSafeHeaders } from './header-values.js';
 import { loadZod } from './internal/lazy-modules.js';
+import { parseOptions } from './parse-options.js';
 import type { Interceptor } from './transport.js';
 
 type ZodNamespace = typeof Zod.z;
@@ -162,21 +163,7 @@ export function parseGrpcTransportOptions(options: unknown, what: string): Resol
   return resolved as ResolvedGrpcTransportOptions;
 }
 
-/** Formats zod's issues into one readable line each. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(options)'}: ${issue.message}`)
-    .join('; ');
-}
-
-/** Validates with a schema; a failure is an INVALID_ARGUMENT InfergateError naming every bad field. */
-export function parseOptions<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
-  const result = schema.safeParse(value);
-  if (!result.success) {
-    throw new InfergateError(ErrorCode.InvalidArgument, `invalid ${what}: ${describeIssues(result.error)}`);
-  }
-  return result.data;
-}
+export { describeIssues, parseOptions } from './parse-options.js';
 
 export interface Endpoint {
   /** `host:port` as grpc-js expects it. */

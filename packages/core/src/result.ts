@@ -1,6 +1,7 @@
 import { decodeTensorData } from './codec.js';
 import type { DataType } from './datatype.js';
 import { ErrorCode, InfergateError } from './errors.js';
+import { utf8Text } from './internal/bytes.js';
 import type { Parameters } from './parameters.js';
 import type { EncodedTensor, TensorOutputData } from './tensor.js';
 import type { InferResponse } from './transport.js';
@@ -25,7 +26,7 @@ export class OutputTensor {
 
   /**
    * The natural array: Float32Array for FP32 (and for FP16/BF16, widened), BigInt64Array for INT64,
-   * Uint8Array of 0/1 for BOOL, Buffer[] for BYTES, …
+   * Uint8Array of 0/1 for BOOL, Buffer[] for BYTES (Uint8Array[] where there is no Buffer), …
    */
   get data(): TensorOutputData {
     this.#data ??= decodeTensorData(this);
@@ -40,7 +41,7 @@ export class OutputTensor {
         `output '${this.name}' is ${this.datatype}, not BYTES`,
       );
     }
-    return (this.data as Buffer[]).map((element) => element.toString('utf8'));
+    return (this.data as Uint8Array[]).map(utf8Text);
   }
 
   /** A plain JavaScript array (numbers, bigints, booleans for BOOL, strings for BYTES). */

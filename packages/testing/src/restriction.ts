@@ -27,7 +27,7 @@ export interface Restriction {
 /** The TritonServer extension names, in Triton's order (core server.cc): core's `Extension` list. */
 export const TRITON_EXTENSIONS: readonly string[] = Object.values(Extension);
 
-const GROUP_OF: Record<string, ProtocolGroup> = {
+export const GROUP_OF: Record<string, ProtocolGroup> = {
   ServerLive: 'health',
   ServerReady: 'health',
   ModelReady: 'health',
@@ -51,7 +51,7 @@ const GROUP_OF: Record<string, ProtocolGroup> = {
 };
 
 /** The extension an RPC belongs to; a server that does not list it answers UNIMPLEMENTED. */
-const EXTENSION_OF: Record<string, string> = {
+export const EXTENSION_OF: Record<string, string> = {
   ModelConfig: 'model_configuration',
   ModelStatistics: 'statistics',
   RepositoryIndex: 'model_repository',

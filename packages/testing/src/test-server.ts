@@ -4,6 +4,7 @@ import { MAX_MESSAGE_BYTES } from '@infergate/core';
 import type { RecordedCall } from './call-recorder.js';
 import type { FaultInjector } from './fault-injector.js';
 import { createGrpcService, type GrpcService } from './grpc-service.js';
+import { HttpListener } from './http-listener.js';
 import type { VersionStats } from './inference-stats.js';
 import { exposeRequestEncoding } from './internal/request-encoding.js';
 import { trackSockets } from './internal/socket-tracker.js';
@@ -50,6 +51,11 @@ export interface TestServerOptions {
   tls?: TestServerTls;
   /** How long `stop()` lets calls in progress finish before it forces the shutdown, in ms. @default 2000 */
   stopGraceMs?: number;
+  /**
+   * Also serve KServe v2 HTTP/REST (binary tensor data, generate, generate_stream) on a second
+   * port of `host` (`httpUrl`), over the same models and state. `port` 0 picks a free one. @default false
+   */
+  http?: boolean | { port?: number };
 }
 
 const SERVER_OPTIONS: grpc.ServerOptions = {
@@ -89,6 +95,7 @@ export class TestServer {
   #server: grpc.Server | undefined;
   #sockets: Set<Socket> = new Set();
   #stopping: Promise<void> | undefined;
+  readonly #http: HttpListener | undefined;
 
   /** Use `startTestServer()`; the constructor does not listen. */
   constructor(options: TestServerOptions = {}) {
@@ -116,7 +123,12 @@ export class TestServer {
       ...(options.models ?? []),
     ];
     for (const model of models) this.#state.models.add(model);
-    this.#service = createGrpcService(this.#state, createHandlers(this.#state));
+    const handlers = createHandlers(this.#state);
+    this.#service = createGrpcService(this.#state, handlers);
+    if (options.http) {
+      const httpPort = typeof options.http === 'object' ? (options.http.port ?? 0) : 0;
+      this.#http = new HttpListener(this.#state, handlers, this.host, httpPort);
+    }
   }
 
   /** The port the server listens on (the chosen one once started with port 0). */
@@ -127,6 +139,12 @@ export class TestServer {
   /** `host:port`, as `createTritonClient({ url })` takes it (add `tls` options for a TLS server). */
   get url(): string {
     return `${this.host}:${this.#port}`;
+  }
+
+  /** `http://host:port` of the HTTP/REST port (`createHttpClient({ url })`); throws unless started with `http`. */
+  get httpUrl(): string {
+    if (this.#http === undefined) throw new Error('this test server was started without `http: true`');
+    return `http://${this.host}:${this.#http.port}`;
   }
 
   /** The model repository (RepositoryIndex / Load / Unload) for tests. */
@@ -192,6 +210,7 @@ export class TestServer {
       server.forceShutdown();
       throw error;
     }
+    await this.#http?.listen();
     this.#server = server;
     this.#sockets = trackSockets(server);
     exposeRequestEncoding(server);
@@ -260,6 +279,7 @@ export class TestServer {
     // A Triton that stops forgets its shared memory registrations.
     this.#state.shm.unregister();
     const sockets = this.#sockets;
+    const http = this.#http?.stop(this.#graceMs);
     this.#stopping = new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         this.#drop(server, sockets, 'the server stopped');
@@ -269,7 +289,7 @@ export class TestServer {
         clearTimeout(timer);
         resolve();
       });
-    });
+    }).then(() => http);
     return this.#stopping;
   }
 
@@ -279,6 +299,7 @@ export class TestServer {
     if (server === undefined) return;
     this.#server = undefined;
     this.#state.shm.unregister();
+    this.#http?.kill();
     this.#drop(server, this.#sockets, 'the server was killed');
   }
 
