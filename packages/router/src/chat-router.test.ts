@@ -227,7 +227,9 @@ describe('ChatRouter', () => {
   it('stops retrying when the retry budget is spent', async () => {
     const down = fakeModel('openai', () => unavailable(500));
     const chat = createChatRouter({
-      targets: [{ name: 'openai', model: down, breaker: { volumeThreshold: 1000 } }],
+      targets: [
+        { name: 'openai', model: down, breaker: { volumeThreshold: 1000, consecutiveGatewayFailures: 0 } },
+      ],
       retry: { maxRetries: 5, baseDelayMs: 0, budget: { ratio: 0.5, minPerSecond: 0 } },
     });
     for (let i = 0; i < 10; i++)

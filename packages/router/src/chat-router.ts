@@ -9,6 +9,7 @@ import { createRouteEngine, type RouteEngine, type RouteTarget } from './route-e
 import { routedStream } from './routed-stream.js';
 import { type RouterEventMap, RouterEvents } from './router-events.js';
 import type { RouterTelemetry } from './router-telemetry.js';
+import { TargetCooling } from './target-cooling.js';
 
 interface ChatTarget extends RouteTarget {
   readonly model: ChatModel;
@@ -46,7 +47,7 @@ export class ChatRouter implements ChatModel, RouterControls {
       modelName: target.modelName,
       breaker: createBreaker(target.name, options, target.breaker),
       contextWindow: target.contextWindow ?? target.model.contextWindow,
-      coolUntil: 0,
+      cooling: new TargetCooling(),
     }));
     const windows = list.map((target) => target.contextWindow);
     if (windows.every((window) => window !== undefined)) this.contextWindow = Math.max(...windows);

@@ -56,3 +56,18 @@ export function classifyError(error: InfergateError, callerAborted = false): Err
   // by the caller (e.g. the server went away mid-call), HTTP 5xx.
   return 'failure';
 }
+
+/** HTTP statuses of a gateway that could not reach (or lost) its upstream. */
+const gatewayStatuses: ReadonlySet<number> = new Set([502, 503, 504]);
+
+/**
+ * A failure that says the endpoint itself is unreachable or gone (connection refused or reset,
+ * GOAWAY, a channel in TRANSIENT_FAILURE: all UNAVAILABLE; HTTP 502/503/504), as opposed to one
+ * request going wrong. A few in a row take the endpoint out of rotation at once
+ * (`breaker.consecutiveGatewayFailures`).
+ */
+export function isGatewayFailure(error: InfergateError): boolean {
+  if (error.backpressure) return false;
+  if (error.code === ErrorCode.Unavailable) return true;
+  return error.httpStatus !== undefined && gatewayStatuses.has(error.httpStatus);
+}

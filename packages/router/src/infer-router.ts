@@ -17,6 +17,7 @@ import { routedStream } from './routed-stream.js';
 import { type RouterEventMap, RouterEvents } from './router-events.js';
 import type { RouterTelemetry } from './router-telemetry.js';
 import { SequencePins, sequenceOf } from './sequence-pins.js';
+import { TargetCooling } from './target-cooling.js';
 
 interface TritonTarget extends RouteTarget {
   readonly transport: InferTransport;
@@ -61,7 +62,7 @@ export class InferRouter implements InferTransport, RouterControls {
         transport: target.transport,
         breaker: createBreaker(target.name, options, target.breaker, probe),
         contextWindow: undefined,
-        coolUntil: 0,
+        cooling: new TargetCooling(),
       };
     });
     this.#owned = list.map((target) => target.transport);
