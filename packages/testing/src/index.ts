@@ -9,6 +9,8 @@ export { startFakeOpenAI } from './fake-llm/fake-openai.js';
 export type { FakeChatRequest, FakeLlmOptions } from './fake-llm/fake-reply.js';
 export type { ActiveFault, Fault } from './fault-injector.js';
 export { ANY_MODEL, FaultInjector } from './fault-injector.js';
+export type { FaultProxy, FaultProxyOptions, ProxyFault } from './fault-proxy.js';
+export { createFaultProxy } from './fault-proxy.js';
 export type { Duration, ResponseStats, VersionStats } from './inference-stats.js';
 export type {
   ExecuteContext,
