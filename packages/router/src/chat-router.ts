@@ -2,8 +2,8 @@ import { type CallOptions, parseOptions } from '@infergate/core';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, ChatStreamEvent } from '@infergate/llm';
 import type { Breaker } from './breaker.js';
 import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
-import { createBreaker } from './build-targets.js';
-import { type ChatRouterConfig, chatRouterConfigSchema } from './config.js';
+import { type ChatRouterOptions, chatRouterConfigSchema } from './config.js';
+import { createBreaker } from './create-breaker.js';
 import type { RouterControls } from './infer-router.js';
 import { createRouteEngine, type RouteEngine, type RouteTarget } from './route-engine.js';
 import { routedStream } from './routed-stream.js';
@@ -39,7 +39,7 @@ export class ChatRouter implements ChatModel, RouterControls {
   readonly #engine: RouteEngine<ChatTarget>;
   readonly #telemetry: RouterTelemetry;
 
-  constructor(config: ChatRouterConfig) {
+  constructor(config: ChatRouterOptions) {
     const { targets, ...options } = parseOptions(chatRouterConfigSchema, config, 'chat router config');
     const list: ChatTarget[] = targets.map((target) => ({
       name: target.name,
@@ -104,6 +104,6 @@ export class ChatRouter implements ChatModel, RouterControls {
 }
 
 /** Validates `config` (INVALID_ARGUMENT on a bad one) and builds a chat router. */
-export function createChatRouter(config: ChatRouterConfig): ChatRouter {
+export function createChatRouter(config: ChatRouterOptions): ChatRouter {
   return new ChatRouter(config);
 }

@@ -240,9 +240,15 @@ export const chatRouterConfigSchema = z
   .strict()
   .superRefine(checkTargets);
 
-export type RouterConfig = z.input<typeof routerConfigSchema>;
+/** Options of `createInferRouter`. */
+export type RouterOptions = z.input<typeof routerConfigSchema>;
+/** @deprecated Use `RouterOptions`. */
+export type RouterConfig = RouterOptions;
 export type ResolvedRouterConfig = z.output<typeof routerConfigSchema>;
-export type ChatRouterConfig = z.input<typeof chatRouterConfigSchema>;
+/** Options of `createChatRouter`. */
+export type ChatRouterOptions = z.input<typeof chatRouterConfigSchema>;
+/** @deprecated Use `ChatRouterOptions`. */
+export type ChatRouterConfig = ChatRouterOptions;
 export type ResolvedChatRouterConfig = z.output<typeof chatRouterConfigSchema>;
 export type TritonTargetConfig = z.input<typeof tritonTargetSchema>;
 export type ChatTargetConfig = z.input<typeof chatTargetSchema>;

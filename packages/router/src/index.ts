@@ -10,7 +10,6 @@ export type {
 export { Breaker } from './breaker.js';
 export type { BreakerSnapshot, BreakerState, BreakerStateKind, OpenTimeOptions } from './breaker-state.js';
 export { openTimeMs } from './breaker-state.js';
-export { readinessProbe } from './build-targets.js';
 export type { ChatStreamPartial } from './chat-router.js';
 export { ChatRouter, createChatRouter } from './chat-router.js';
 export type { ErrorClass } from './classify.js';
@@ -18,16 +17,19 @@ export { classifyError, isGatewayFailure, toInfergateError } from './classify.js
 export type {
   BreakerOptions,
   ChatRouterConfig,
+  ChatRouterOptions,
   ChatTargetConfig,
   ResolvedBreakerOptions,
   RouteNode,
   RouterConfig,
+  RouterOptions,
   TritonTargetConfig,
 } from './config.js';
 export { breakerOptionsSchema, chatRouterConfigSchema, routerConfigSchema } from './config.js';
 export { fullJitterDelay } from './full-jitter-delay.js';
 export type { RouterControls } from './infer-router.js';
-export { createRouter, InferRouter } from './infer-router.js';
+export { createInferRouter, createRouter, InferRouter } from './infer-router.js';
+export { readinessProbe } from './readiness-probe.js';
 export type { RetryBudgetOptions } from './retry-budget.js';
 export { RetryBudget } from './retry-budget.js';
 export { planRoute } from './route-plan.js';

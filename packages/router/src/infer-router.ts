@@ -9,9 +9,10 @@ import {
 } from '@infergate/core';
 import type { Breaker } from './breaker.js';
 import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
-import { createBreaker, readinessProbe } from './build-targets.js';
 import { classifyError } from './classify.js';
-import { type ResolvedRouterConfig, type RouterConfig, routerConfigSchema } from './config.js';
+import { type ResolvedRouterConfig, type RouterOptions, routerConfigSchema } from './config.js';
+import { createBreaker } from './create-breaker.js';
+import { readinessProbe } from './readiness-probe.js';
 import { createRouteEngine, type RouteEngine, type RouteTarget } from './route-engine.js';
 import { routedStream } from './routed-stream.js';
 import { type RouterEventMap, RouterEvents } from './router-events.js';
@@ -47,7 +48,7 @@ export class InferRouter implements InferTransport, RouterControls {
   readonly #pins = new SequencePins();
   readonly #owned: readonly InferTransport[];
 
-  constructor(config: RouterConfig) {
+  constructor(config: RouterOptions) {
     const resolved: ResolvedRouterConfig = parseOptions(routerConfigSchema, config, 'router config');
     const { targets, ...options } = resolved;
     const list: TritonTarget[] = targets.map((target) => {
@@ -150,7 +151,10 @@ export class InferRouter implements InferTransport, RouterControls {
   }
 }
 
-/** Validates `config` (INVALID_ARGUMENT on a bad one) and builds a Triton router. */
-export function createRouter(config: RouterConfig): InferRouter {
-  return new InferRouter(config);
+/** Validates `options` (INVALID_ARGUMENT on a bad one) and builds a router over Triton endpoints. */
+export function createInferRouter(options: RouterOptions): InferRouter {
+  return new InferRouter(options);
 }
+
+/** @deprecated Use `createInferRouter` (the same function). */
+export const createRouter: (options: RouterOptions) => InferRouter = createInferRouter;
