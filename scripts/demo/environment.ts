@@ -291,9 +291,10 @@ async function embedded(args: DemoArgs): Promise<DemoEnvironment> {
     faults,
     async close() {
       for (const target of endpoints) target.meter.stop();
-      chat.close();
+      await chat.close();
       await client.close();
-      await router.close(); // closes the batchers (through the cost interceptors)
+      await router.close(); // the router closes only what it made: the batchers are closed here
+      await Promise.all(endpoints.map((target) => target.batcher.close()));
       await Promise.all([...endpoints.map((target) => target.client.close()), llmClient.close()]);
       await Promise.all([primary.stop(), secondary.stop(), fakes.openai.close(), fakes.anthropic.close()]);
     },
@@ -350,9 +351,10 @@ async function external(args: DemoArgs, url: string): Promise<DemoEnvironment> {
     ],
     async close() {
       target.meter.stop();
-      chat.close();
+      await chat.close();
       await client.close();
       await router.close();
+      await target.batcher.close();
       await target.client.close();
       await Promise.all([fakes.openai.close(), fakes.anthropic.close()]);
     },

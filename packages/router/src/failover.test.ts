@@ -218,3 +218,20 @@ describe('deadlines and aborts hold when a target ignores its signal', () => {
     expect(routed.breakerStates().deaf?.kind).toBe('closed'); // the caller's abort blames nobody
   });
 });
+
+describe('close', () => {
+  it('stops the router but leaves the transports it was handed open', async () => {
+    let closed = 0;
+    const target: InferTransport = {
+      ...fakeTarget(() => ok('a')),
+      close: () => {
+        closed += 1;
+      },
+    };
+    const routed = createRouter({ targets: [{ name: 'a', transport: target }] });
+    await routed.infer(request);
+    await routed.close();
+    await routed.close(); // idempotent
+    expect(closed).toBe(0);
+  });
+});

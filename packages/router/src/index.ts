@@ -27,12 +27,13 @@ export type {
 } from './config.js';
 export { breakerOptionsSchema, chatRouterConfigSchema, routerConfigSchema } from './config.js';
 export { fullJitterDelay } from './full-jitter-delay.js';
-export type { RouterControls } from './infer-router.js';
 export { createInferRouter, createRouter, InferRouter } from './infer-router.js';
 export { readinessProbe } from './readiness-probe.js';
 export type { RetryBudgetOptions } from './retry-budget.js';
 export { RetryBudget } from './retry-budget.js';
 export { planRoute } from './route-plan.js';
+export type { RouterControls } from './router-base.js';
+export { RouterBase } from './router-base.js';
 export type {
   AttemptEvent,
   AttemptOutcome,
