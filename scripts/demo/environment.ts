@@ -128,7 +128,9 @@ function tritonRouter(endpoints: readonly Endpoint[], costs: CostTracker, model:
       probeIntervalMs: 250,
     },
     retry: { maxRetries: 1, baseDelayMs: 20, maxDelayMs: 200 },
-    attemptTimeoutMs: 1_500,
+    // No attempt timeout: a crash is known from the refused connections at once (gateway failures),
+    // and an attempt that outlives its call's 2 s deadline ends with the call without blaming the
+    // survivor, which is busiest exactly then (its breaker opening would leave nothing to serve).
   });
 }
 

@@ -211,7 +211,7 @@ export function renderReport(summary: DemoSummary, recorder: Recorder): string {
 ${kpi('items/s (all tenants)', fixed(total.rows / summary.durationS, 0), `${int(total.rows)} rows in ${int(total.calls)} calls`)}
 ${kpi('p50 / p99 latency', `${ms(summary.p50Ms)} / ${ms(summary.p99Ms)} ms`, 'Triton calls, end to end')}
 ${kpi('mean batch size', fixed(batches === 0 ? 0 : batchRows / batches), `${int(batches)} batches`)}
-${kpi('Triton calls lost', int(total.failed), 'failed for any reason, the primary\'s crash included')}
+${kpi('Triton calls lost', int(total.failed), "failed for any reason, the primary's crash included")}
 ${kpi('fallbacks', int(summary.fallbacks.triton + summary.fallbacks.chat), `Triton ${int(summary.fallbacks.triton)} · chat ${int(summary.fallbacks.chat)}`)}
 ${kpi(
   'breaker trips',
