@@ -11,6 +11,14 @@ import {
 import { type Span, SpanStatusCode } from '@opentelemetry/api';
 import type { Breaker, BreakerPermit } from './breaker.js';
 import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
+import {
+  availableInMs,
+  canTake,
+  fits,
+  leastRecentlyFailed,
+  roomAt,
+  unavailableError,
+} from './candidate-state.js';
 import { classifyError, type ErrorClass, isGatewayFailure, toInfergateError } from './classify.js';
 import type { ResolvedRouterOptions, RouteNode } from './config.js';
 import { fullJitterDelay } from './full-jitter-delay.js';
@@ -61,6 +69,8 @@ type AttemptResult<R, T> =
 type AttemptFunction<R, T> = (target: T, options: CallOptions, handle: AttemptHandle<T>) => Promise<R>;
 
 const noop = () => {};
+/** No target failed this call yet (most calls): nothing allocated. */
+const NONE: ReadonlySet<never> = new Set();
 
 /**
  * Wires targets to one engine: telemetry over their breakers and breaker state changes re-emitted
@@ -149,19 +159,20 @@ export class RouteEngine<T extends RouteTarget> {
     let retries = 0;
     let waitedMs = 0;
     /** Targets that failed this call: tried again only when no other candidate can take it. */
-    const failed = new Set<T>();
+    let failed: Set<T> | undefined;
     let lastError: InfergateError | undefined;
     let lastClass: ErrorClass | undefined;
     let lastTarget: string | undefined;
     let minContext: number | undefined;
     for (;;) {
       const candidates = pinned !== undefined ? [pinned] : this.#candidates();
+      const avoid = failed;
       const avoidFailed =
-        failed.size > 0 && candidates.some((target) => this.#canTake(target, failed, minContext));
+        avoid !== undefined && candidates.some((target) => canTake(target, avoid, minContext));
       let tried = 0;
       for (const target of candidates) {
         if (!fits(target, minContext)) continue;
-        if (avoidFailed && failed.has(target)) continue;
+        if (avoidFailed && avoid?.has(target) === true) continue;
         if (pinned === undefined && target.cooling.active(Date.now())) continue;
         const permit = target.breaker.acquire();
         if (permit === undefined) continue;
@@ -181,13 +192,16 @@ export class RouteEngine<T extends RouteTarget> {
         lastClass = result.errorClass;
         lastTarget = target.name;
         if (lastClass === 'cancelled' || lastClass === 'reject' || pinned !== undefined) throw lastError;
-        if (lastClass === 'failure') failed.add(target);
+        if (lastClass === 'failure') {
+          failed ??= new Set();
+          failed.add(target);
+        }
         if (lastClass === 'context-length') minContext = Math.max(minContext ?? 0, target.contextWindow ?? 0);
       }
       if (lastClass === 'context-length') throw lastError;
       // A candidate that has not failed this call is only cooling after a busy answer: wait for its
       // room (briefly, within the deadline) rather than fail the call or spend a retry on it.
-      const room = pinned === undefined ? this.#roomAt(candidates, failed, minContext) : undefined;
+      const room = pinned === undefined ? roomAt(candidates, failed ?? NONE, minContext) : undefined;
       if (room !== undefined) {
         const wait = Math.max(0, room.at - Date.now()) + this.#random() * room.spreadMs;
         const deadline = callScope.deadline;
@@ -199,11 +213,11 @@ export class RouteEngine<T extends RouteTarget> {
           await sleep(wait, callScope.signal);
           continue;
         }
-        throw lastError ?? this.#unavailable(candidates);
+        throw lastError ?? unavailableError(candidates);
       }
       if (tried === 0 && lastError === undefined) {
         if (pinned === undefined && this.#options.whenAllOpen === 'least-recently-failed') {
-          const target = this.#leastRecentlyFailed(candidates, minContext);
+          const target = leastRecentlyFailed(candidates, minContext);
           if (target !== undefined) {
             const permit = target.breaker.forceAcquire();
             const result = await this.#attempt(
@@ -219,13 +233,13 @@ export class RouteEngine<T extends RouteTarget> {
             throw result.error;
           }
         }
-        throw this.#unavailable(candidates);
+        throw unavailableError(candidates);
       }
-      if (lastError === undefined) throw this.#unavailable(candidates);
+      if (lastError === undefined) throw unavailableError(candidates);
       // Every candidate failed this call (or is open): a retry pass, with backoff, under the budget.
       if (policy.retries === false || retries >= retry.maxRetries) throw lastError;
       let delay = fullJitterDelay(retries, retry.baseDelayMs, retry.maxDelayMs, this.#random);
-      const available = this.#availableInMs(candidates);
+      const available = availableInMs(candidates);
       if (available > retry.maxDelayMs) throw lastError;
       delay = Math.max(delay, available);
       if (callScope.deadline !== undefined && Date.now() + delay >= callScope.deadline) throw lastError;
@@ -387,77 +401,4 @@ export class RouteEngine<T extends RouteTarget> {
     if (isFixedRoute(this.#route)) this.#fixedCandidates = list;
     return list;
   }
-
-  /** A candidate that has not failed this call, fits, and whose breaker is not open. */
-  #canTake(target: T, failed: ReadonlySet<T>, minContext: number | undefined): boolean {
-    return !failed.has(target) && fits(target, minContext) && target.breaker.state.kind !== 'open';
-  }
-
-  /**
-   * When the earliest cooling candidate that could take the call has room again, and how widely to
-   * spread the waiters over it (so a surge of waiting calls does not arrive at one instant).
-   */
-  #roomAt(
-    candidates: readonly T[],
-    failed: ReadonlySet<T>,
-    minContext: number | undefined,
-  ): { at: number; spreadMs: number } | undefined {
-    const now = Date.now();
-    let best: { at: number; spreadMs: number } | undefined;
-    for (const target of candidates) {
-      if (!this.#canTake(target, failed, minContext) || !target.cooling.active(now)) continue;
-      if (best === undefined || target.cooling.until < best.at)
-        best = { at: target.cooling.until, spreadMs: target.cooling.lengthMs };
-    }
-    return best;
-  }
-
-  #leastRecentlyFailed(candidates: readonly T[], minContext: number | undefined): T | undefined {
-    let best: T | undefined;
-    for (const target of candidates) {
-      if (!fits(target, minContext)) continue;
-      const failedAt = target.breaker.lastFailureAt ?? Number.NEGATIVE_INFINITY;
-      if (best === undefined || failedAt < (best.breaker.lastFailureAt ?? Number.NEGATIVE_INFINITY))
-        best = target;
-    }
-    return best;
-  }
-
-  /** Milliseconds until some candidate can be tried again (0 if one can now). */
-  #availableInMs(candidates: readonly T[]): number {
-    const now = Date.now();
-    let earliest = Number.POSITIVE_INFINITY;
-    for (const target of candidates) {
-      const cooling = Math.max(0, target.cooling.until - now);
-      const state = target.breaker.state;
-      const open = state.kind === 'open' ? Math.max(0, state.halfOpenAt - now) : 0;
-      earliest = Math.min(earliest, Math.max(cooling, open));
-    }
-    return earliest;
-  }
-
-  #unavailable(candidates: readonly T[]): InfergateError {
-    const anyBreaker = candidates.some((target) => target.breaker.state.kind !== 'closed');
-    const retryAfterMs = Math.ceil(this.#availableInMs(candidates));
-    const names = candidates.map((target) => target.name).join(', ');
-    if (anyBreaker) {
-      return new InfergateError(ErrorCode.BreakerOpen, `every target's breaker is open (${names})`, {
-        retryAfterMs,
-        details: { targets: candidates.map((target) => target.name) },
-      });
-    }
-    return new InfergateError(
-      ErrorCode.ResourceExhausted,
-      `every target is cooling down after backpressure (${names})`,
-      {
-        retryAfterMs,
-        details: { targets: candidates.map((target) => target.name) },
-      },
-    );
-  }
-}
-
-/** A target whose context window is larger than `minContext` (after a context-length failure). */
-function fits(target: RouteTarget, minContext: number | undefined): boolean {
-  return minContext === undefined || (target.contextWindow ?? 0) > minContext;
 }
