@@ -41,9 +41,9 @@ describe('chaos against reference servers (child processes)', { timeout: 120_000
       calls: 200,
       tally: { ok: 200 },
       ranOnA: 0,
-      aBreaker: 'open',
       alone: 'DEADLINE_EXCEEDED',
     });
+    expect(['open', 'half-open']).toContain(result.aBreaker); // a left rotation
   });
 
   it('a reset mid-stream (decoupled) ends the stream with a typed error and the partial output', async () => {
@@ -60,7 +60,8 @@ describe('chaos against reference servers (child processes)', { timeout: 120_000
 
   it('a slow endpoint: attempts past attemptTimeoutMs fall back and the endpoint leaves rotation', async () => {
     const result = await scenario('slow');
-    expect(result).toMatchObject({ ...clean, calls: 100, tally: { ok: 100 }, aBreaker: 'open' });
+    expect(result).toMatchObject({ ...clean, calls: 100, tally: { ok: 100 } });
+    expect(['open', 'half-open']).toContain(result.aBreaker); // a left rotation
   });
 
   it('a flapping endpoint (up and down every 200 ms): no call fails while the other is healthy', async () => {

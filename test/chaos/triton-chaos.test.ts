@@ -58,7 +58,7 @@ describe('chaos against real Triton', () => {
       untyped: 0,
       notOwnRow: 0,
       aRan: 0,
-      aBreaker: 'open',
     });
+    expect(['open', 'half-open']).toContain(result.aBreaker); // a left rotation
   });
 });

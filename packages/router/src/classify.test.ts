@@ -28,11 +28,6 @@ describe('classifyError', () => {
     expect(classifyError(error(code, status))).toBe(expected);
   });
 
-  it("treats a batcher's unsent DEADLINE_EXCEEDED (its queue could not meet the deadline) as busy", () => {
-    const unsent = new InfergateError(ErrorCode.DeadlineExceeded, 'x', { details: { unsent: true } });
-    expect(classifyError(unsent)).toBe('backpressure');
-  });
-
   it('counts UNAVAILABLE and HTTP 502/503/504 as gateway failures, nothing else', () => {
     expect(isGatewayFailure(error(ErrorCode.Unavailable))).toBe(true);
     expect(isGatewayFailure(error(ErrorCode.Internal, 502))).toBe(true);

@@ -48,9 +48,6 @@ export function classifyError(error: InfergateError, callerAborted = false): Err
   if (error.code === ErrorCode.ContextLengthExceeded) return 'context-length';
   // A nested router's BREAKER_OPEN means "nothing there right now": skip it without blaming it.
   if (error.backpressure || error.code === ErrorCode.BreakerOpen) return 'backpressure';
-  // A batcher that failed the call before sending it (its queue could not meet the deadline): the
-  // target is busy, not broken — during a failover surge the survivor must not be tripped for it.
-  if (error.code === ErrorCode.DeadlineExceeded && error.details?.unsent === true) return 'backpressure';
   const status = error.httpStatus;
   if (status !== undefined && backpressureStatuses.has(status)) return 'backpressure';
   if (rejectCodes.has(error.code)) return 'reject';

@@ -131,12 +131,15 @@ class Link {
     // A throttled chunk still trickling out when `from` ends: end `to` after it, not before.
     let trickling = false;
     let endPending = false;
+    // Once cut off, the connection only waits for its reset: an end must not overtake it.
+    let truncated = false;
     from.on('data', (chunk: Buffer) => {
       const fault = this.#proxy.fault;
       if (downstream && this.budget !== Number.POSITIVE_INFINITY) {
         if (chunk.length > this.budget) {
           to.write(chunk.subarray(0, this.budget));
           this.budget = 0;
+          truncated = true;
           // Let the partial write leave before the reset.
           this.#later(5, () => {
             reset(this.client);
@@ -167,6 +170,7 @@ class Link {
       }
     });
     from.on('end', () => {
+      if (truncated) return;
       const fault = this.#proxy.fault;
       // Under a delay the end follows the held chunks, not overtakes them.
       if (fault.kind === 'delay') this.#later(fault.ms, () => to.end());

@@ -63,6 +63,7 @@ async function blackhole(): Promise<Record<string, unknown>> {
   const outcomes = await Promise.all(
     Array.from({ length: 200 }, (_, id) => rig.call(id, { timeoutMs: deadlineMs })),
   );
+  const aBreaker = rig.router.breakerStates().a?.kind;
   // Without a fallback the caller gets a typed DEADLINE_EXCEEDED at its deadline.
   const only = createRouter({ targets: [{ name: 'a', transport: rig.batchers[0] as MicroBatcher }] });
   const request = buildInferRequest('chaos_gpu', [
@@ -78,7 +79,7 @@ async function blackhole(): Promise<Record<string, unknown>> {
   return summary(outcomes, deadlineMs, {
     ranTwice: ranTwiceWithoutRetry([servers[0].ran, servers[1].ran], rig.attempts).length,
     ranOnA,
-    aBreaker: rig.router.breakerStates().a?.kind,
+    aBreaker,
     alone,
   });
 }
@@ -130,10 +131,11 @@ async function slow(): Promise<Record<string, unknown>> {
   const outcomes = await Promise.all(
     Array.from({ length: 100 }, (_, id) => rig.call(id, { timeoutMs: deadlineMs })),
   );
+  const aBreaker = rig.router.breakerStates().a?.kind;
   await rig.close();
   return summary(outcomes, deadlineMs, {
     ranTwice: ranTwiceWithoutRetry([servers[0].ran, servers[1].ran], rig.attempts).length,
-    aBreaker: rig.router.breakerStates().a?.kind,
+    aBreaker,
   });
 }
 

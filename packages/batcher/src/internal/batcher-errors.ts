@@ -23,7 +23,6 @@ export const batcherErrors = {
     new InfergateError(
       ErrorCode.DeadlineExceeded,
       `the call's deadline is ${Math.max(0, leftMs).toFixed(1)} ms away, less than a batch takes (~${expectedMs.toFixed(1)} ms)`,
-      // Never sent: the queue is too long for the deadline. A router reads this as busy, not broken.
-      { model, details: { unsent: true } },
+      { model },
     ),
 };
