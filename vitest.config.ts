@@ -19,6 +19,7 @@ export default defineConfig({
             'packages/*/src/**/*.test.ts',
             'test/unit/**/*.test.ts',
             'test/runtimes/**/*.test.ts',
+            'test/chaos/reference-*.test.ts',
             'examples/**/*.test.ts',
           ],
           testTimeout: 20_000,
@@ -28,7 +29,7 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: 'interop',
-          include: ['test/interop/**/*.test.ts'],
+          include: ['test/interop/**/*.test.ts', 'test/chaos/triton-*.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 240_000,
           // One real Triton for the whole project (test/interop/README.md): started here, shared by

@@ -1,16 +1,19 @@
 // Suite `router`: (1) the router's overhead at concurrency 64 against a healthy reference server
 // (identity), routed vs the same GrpcTransport called directly, interleaved A B A B; (2) failover:
-// two reference servers, the primary killed under load — time from the kill to the first
-// successful fallback response, and p99 latency of the calls started in the second after the kill.
-//   pnpm bench router [--reps 5] [--sliceMs 1000] [--failovers 3]
+// two reference servers in child processes (`simulated_gpu` economics, 40 ms + 0.1 ms/row), a
+// micro-batcher under each target, the primary killed with kill -9 — calls lost in a burst of
+// 2,000, and in an open loop the gap from the kill to the first success on the survivor and the
+// p99 of the second after the kill over the second before it.
+//   pnpm bench router [--reps 8] [--sliceMs 1000] [--failovers 3] [--rate 400]
 import { performance } from 'node:perf_hooks';
 import { buildInferRequest, createTritonClient, type InferTransport } from '@infergate/core';
 import { createRouter } from '@infergate/router';
 import { startTestServer } from '@infergate/testing';
+import { type CallOutcome, startChaosRig, tally } from '../../test/chaos/chaos-rig.js';
+import { type ServerProcess, startServerProcess } from '../../test/chaos/server-process.js';
 import { type BenchCase, flag, median, packageVersion, percentile, report } from '../lib.js';
 
 const CONCURRENCY = 64;
-const channelOptions = { 'grpc.initial_reconnect_backoff_ms': 50, 'grpc.max_reconnect_backoff_ms': 200 };
 const request = buildInferRequest('identity', [
   { name: 'INPUT0', datatype: 'FP32', shape: [16], data: new Float32Array(16) },
 ]);
@@ -76,104 +79,164 @@ async function overhead(reps: number, sliceMs: number, cases: BenchCase[]): Prom
   }
 }
 
-async function failover(runs: number, cases: BenchCase[]): Promise<number> {
-  const primary = await startTestServer({ stopGraceMs: 100 });
-  const fallback = await startTestServer({ stopGraceMs: 100 });
-  const clients = [primary, fallback].map((server) =>
-    createTritonClient({ url: server.url, enableGpuIpc: false, channelOptions }),
-  );
-  const router = createRouter({
-    targets: [
-      { name: 'primary', transport: (clients[0] as (typeof clients)[number]).grpc },
-      { name: 'fallback', transport: (clients[1] as (typeof clients)[number]).grpc },
-    ],
-    breaker: { volumeThreshold: 5, openMs: 200, maxOpenMs: 1000 },
-    retry: { maxRetries: 0 },
-    attemptTimeoutMs: 1000,
-  });
-  let killAt = Number.POSITIVE_INFINITY;
-  let firstFallback = Number.POSITIVE_INFINITY;
-  router.on('attempt', (event) => {
-    if (
-      event.target === 'fallback' &&
-      event.outcome === 'success' &&
-      firstFallback === Number.POSITIVE_INFINITY
-    ) {
-      firstFallback = performance.now();
-    }
-  });
-  const firstSuccessMs: number[] = [];
+/** Kills `server` (kill -9) and returns when the kill was sent (performance.now()). */
+function killNow(server: ServerProcess): number {
+  const at = performance.now();
+  void server.kill();
+  return at;
+}
+
+/**
+ * Lost calls: 2,000 concurrent calls through a router a → b with a micro-batcher under each
+ * target (default options everywhere), a killed with kill -9 once it has run a batch.
+ */
+async function burst(runs: number, cases: BenchCase[]): Promise<number> {
+  const lost: number[] = [];
   const p99s: number[] = [];
-  const errors: number[] = [];
-  try {
-    for (let run = 0; run < runs; run++) {
-      let running = true;
-      const window: number[] = [];
-      let failed = 0;
-      const worker = async () => {
-        while (running) {
-          const started = performance.now();
-          try {
-            await router.infer(request, {});
-          } catch {
-            failed += 1;
-          }
-          if (started >= killAt && started < killAt + 1000) window.push(performance.now() - started);
-        }
-      };
-      const workers = Array.from({ length: 32 }, worker);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      firstFallback = Number.POSITIVE_INFINITY;
-      killAt = performance.now();
-      primary.kill();
-      await new Promise((resolve) => setTimeout(resolve, 1200));
-      running = false;
-      await Promise.all(workers);
-      firstSuccessMs.push(firstFallback - killAt);
-      p99s.push(
-        percentile(
-          window.sort((a, b) => a - b),
-          99,
-        ),
-      );
-      errors.push(failed);
-      killAt = Number.POSITIVE_INFINITY;
-      await primary.restart();
-      const end = Date.now() + 10_000;
-      while (router.breakerStates().primary?.kind !== 'closed' && Date.now() < end) {
-        await router.infer(request, {}).catch(() => undefined);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+  for (let run = 0; run < runs; run++) {
+    const servers = await Promise.all([startServerProcess(), startServerProcess()]);
+    const [a, b] = servers as [ServerProcess, ServerProcess];
+    const rig = await startChaosRig({ endpoints: [a.url, b.url] });
+    try {
+      await rig.warm();
+      const calls = Array.from({ length: 2_000 }, (_, id) => rig.call(id));
+      while (a.rows() < 64) await new Promise((resolve) => setTimeout(resolve, 2));
+      killNow(a);
+      const outcomes = await Promise.all(calls);
+      lost.push(outcomes.filter((outcome) => outcome.result !== 'ok').length);
+      const latencies = outcomes.map((outcome) => outcome.settledAt - outcome.sentAt).sort((x, y) => x - y);
+      p99s.push(percentile(latencies, 99));
+      console.log(`  burst ${run + 1}/${runs}: ${JSON.stringify(tally(outcomes))}`);
+    } finally {
+      await rig.close();
+      await Promise.all(servers.map((server) => server.stop()));
     }
-    cases.push({
-      name: 'failover kill primary c32',
-      arm: 'router',
-      load: 'c32',
-      p99Ms: median(p99s),
-      extra: { firstSuccessMs, p99sMs: p99s, failedCalls: errors },
-    });
-    return median(firstSuccessMs);
-  } finally {
-    await router.close();
-    for (const client of clients) await client.close();
-    await primary.stop();
-    await fallback.stop();
   }
+  cases.push({
+    name: 'failover burst 2000 kill -9 a, batchers under the router',
+    arm: 'router',
+    load: 'burst2000',
+    p99Ms: median(p99s),
+    extra: { lostCalls: lost, p99sMs: p99s },
+  });
+  return Math.max(...lost);
+}
+
+/**
+ * Gap and latency: an open loop at `rate` calls/s (well under one server's capacity, so b gets
+ * nothing while a lives) for 1 s, a killed with kill -9, 1.5 s more. Gap: kill → first success on b.
+ * p99 of the calls sent in the second after the kill ÷ p99 of those sent in the second before it.
+ */
+async function openLoop(
+  runs: number,
+  rate: number,
+  cases: BenchCase[],
+): Promise<{ gapMs: number; p99OverSteady: number; lost: number }> {
+  const gaps: number[] = [];
+  const detections: number[] = [];
+  const ratios: number[] = [];
+  const lost: number[] = [];
+  const steadyP99s: number[] = [];
+  const failoverP99s: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    const servers = await Promise.all([startServerProcess(), startServerProcess()]);
+    const [a, b] = servers as [ServerProcess, ServerProcess];
+    const rig = await startChaosRig({ endpoints: [a.url, b.url] });
+    let killAt = Number.POSITIVE_INFINITY;
+    let firstOnB = Number.POSITIVE_INFINITY;
+    let firstFailureOnA = Number.POSITIVE_INFINITY;
+    rig.router.on('attempt', (event) => {
+      if (event.target === 'a' && event.outcome === 'failure' && firstFailureOnA === Number.POSITIVE_INFINITY)
+        firstFailureOnA = performance.now();
+      if (event.target === 'b' && event.outcome === 'success' && firstOnB === Number.POSITIVE_INFINITY)
+        firstOnB = performance.now();
+    });
+    try {
+      await rig.warm();
+      firstOnB = Number.POSITIVE_INFINITY; // the warm-up went to b directly, not through the router
+      const calls: Promise<CallOutcome>[] = [];
+      const started = performance.now();
+      const total = Math.round(rate * 2.5);
+      let killed = false;
+      for (let sent = 0; sent < total; ) {
+        // Latency counts from the scheduled send time (no coordinated omission).
+        const due = Math.floor(((performance.now() - started) * rate) / 1000);
+        while (sent < Math.min(due + 1, total)) {
+          const scheduled = started + (sent * 1000) / rate;
+          calls.push(rig.call(sent).then((outcome) => ({ ...outcome, sentAt: scheduled })));
+          sent += 1;
+        }
+        if (!killed && performance.now() - started >= 1_000) {
+          killed = true;
+          killAt = killNow(a);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      const outcomes = await Promise.all(calls);
+      const latency = (from: number, to: number) =>
+        outcomes
+          .filter((outcome) => outcome.sentAt >= from && outcome.sentAt < to)
+          .map((outcome) => outcome.settledAt - outcome.sentAt)
+          .sort((x, y) => x - y);
+      const steady = percentile(latency(killAt - 1_000, killAt), 99);
+      const during = percentile(latency(killAt, killAt + 1_000), 99);
+      gaps.push(firstOnB - killAt);
+      detections.push(firstFailureOnA - killAt);
+      ratios.push(during / steady);
+      steadyP99s.push(steady);
+      failoverP99s.push(during);
+      lost.push(outcomes.filter((outcome) => outcome.result !== 'ok').length);
+      console.log(
+        `  open loop ${run + 1}/${runs}: gap ${(firstOnB - killAt).toFixed(1)} ms, p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}`,
+      );
+    } finally {
+      await rig.close();
+      await Promise.all(servers.map((server) => server.stop()));
+    }
+  }
+  cases.push({
+    name: `failover open loop ${rate}/s kill -9 a, batchers under the router`,
+    arm: 'router',
+    load: `open${rate}`,
+    p99Ms: median(failoverP99s),
+    extra: {
+      gapsMs: gaps,
+      detectMs: detections,
+      steadyP99sMs: steadyP99s,
+      failoverP99sMs: failoverP99s,
+      lostCalls: lost,
+    },
+  });
+  return { gapMs: median(gaps), p99OverSteady: median(ratios), lost: Math.max(...lost) };
 }
 
 export async function run(): Promise<void> {
   const reps = Number(flag('reps') ?? 8);
   const sliceMs = Number(flag('sliceMs') ?? 1000);
   const failovers = Number(flag('failovers') ?? 3);
+  const rate = Number(flag('rate') ?? 400);
   const cases: BenchCase[] = [];
   const routerVsDirect = await overhead(reps, sliceMs, cases);
-  const firstSuccess = await failover(failovers, cases);
+  const lostInBurst = await burst(failovers, cases);
+  const open = await openLoop(failovers, rate, cases);
   report({
     suite: 'router',
     versions: { '@infergate/core': packageVersion('core'), '@infergate/router': packageVersion('router') },
     cases,
-    ratios: { router_vs_direct_c64: routerVsDirect, failover_first_success_ms: firstSuccess },
-    targets: { router_vs_direct_c64: '>= 0.95', failover_first_success_ms: 'report' },
+    ratios: {
+      router_vs_direct_c64: routerVsDirect,
+      failover_lost_calls: Math.max(lostInBurst, open.lost),
+      failover_gap_ms: open.gapMs,
+      failover_first_success_ms: open.gapMs,
+      failover_p99_over_steady: open.p99OverSteady,
+    },
+    targets: {
+      router_vs_direct_c64: '>= 0.95',
+      failover_lost_calls: '0',
+      failover_gap_ms: '<= 50',
+      failover_first_success_ms: 'report',
+      failover_p99_over_steady: '<= 3',
+    },
     command: 'pnpm bench router',
   });
 }

@@ -128,7 +128,9 @@ function tritonRouter(endpoints: readonly Endpoint[], costs: CostTracker, model:
       probeIntervalMs: 250,
     },
     retry: { maxRetries: 1, baseDelayMs: 20, maxDelayMs: 200 },
-    attemptTimeoutMs: 1_500,
+    // No attempt timeout: a crash is known from the refused connections at once (gateway failures),
+    // and an attempt that outlives its call's 2 s deadline ends with the call without blaming the
+    // survivor, which is busiest exactly then (its breaker opening would leave nothing to serve).
   });
 }
 
@@ -291,9 +293,10 @@ async function embedded(args: DemoArgs): Promise<DemoEnvironment> {
     faults,
     async close() {
       for (const target of endpoints) target.meter.stop();
-      chat.close();
+      await chat.close();
       await client.close();
-      await router.close(); // closes the batchers (through the cost interceptors)
+      await router.close(); // the router closes only what it made: the batchers are closed here
+      await Promise.all(endpoints.map((target) => target.batcher.close()));
       await Promise.all([...endpoints.map((target) => target.client.close()), llmClient.close()]);
       await Promise.all([primary.stop(), secondary.stop(), fakes.openai.close(), fakes.anthropic.close()]);
     },
@@ -350,9 +353,10 @@ async function external(args: DemoArgs, url: string): Promise<DemoEnvironment> {
     ],
     async close() {
       target.meter.stop();
-      chat.close();
+      await chat.close();
       await client.close();
       await router.close();
+      await target.batcher.close();
       await target.client.close();
       await Promise.all([fakes.openai.close(), fakes.anthropic.close()]);
     },

@@ -211,6 +211,7 @@ export function renderReport(summary: DemoSummary, recorder: Recorder): string {
 ${kpi('items/s (all tenants)', fixed(total.rows / summary.durationS, 0), `${int(total.rows)} rows in ${int(total.calls)} calls`)}
 ${kpi('p50 / p99 latency', `${ms(summary.p50Ms)} / ${ms(summary.p99Ms)} ms`, 'Triton calls, end to end')}
 ${kpi('mean batch size', fixed(batches === 0 ? 0 : batchRows / batches), `${int(batches)} batches`)}
+${kpi('Triton calls lost', int(total.failed), "failed for any reason, the primary's crash included")}
 ${kpi('fallbacks', int(summary.fallbacks.triton + summary.fallbacks.chat), `Triton ${int(summary.fallbacks.triton)} · chat ${int(summary.fallbacks.chat)}`)}
 ${kpi(
   'breaker trips',
@@ -229,7 +230,7 @@ ${kpi('cost, all tenants', usd(summary.totalUsd), 'GPU time + LLM tokens')}
 ${tritonTable}
 <p class="sub">Items: rows answered. Shed: calls not sent because the tenant already had its cap of calls in flight (every queue in the demo is bounded). Failed calls: ${esc(failures || 'none')}.</p>
 ${endpointTable}
-<figure>${timeChart({ title: 'Throughput by tenant', yTitle: 'items/s', xMax, series: throughput, stacked: true, bands })}
+<figure>${timeChart({ title: `Throughput by tenant — ${int(total.failed)} Triton calls lost`, yTitle: 'items/s', xMax, series: throughput, stacked: true, bands })}
 <figcaption>Successful items per second, stacked by tenant; shaded: injected faults.</figcaption></figure>
 <figure>${timeChart({ title: 'Batch size over time', yTitle: 'rows per batch', xMax, series: batchSeries, bands })}
 <figcaption>Mean rows per batch sent to each endpoint, per quarter second. The secondary gets traffic only while the primary is down; the dots near zero are single calls let through to the dead primary while its breaker was half-open.</figcaption></figure>

@@ -255,6 +255,7 @@ export function renderSummary(summary: DemoSummary): string[] {
   lines.push(
     ...labelled('routing', [
       `fallbacks: Triton ${int(summary.fallbacks.triton)}, chat ${int(summary.fallbacks.chat)}`,
+      `Triton calls lost: ${int(tritonTotals(summary).failed)} (the primary's crash included)`,
       `breaker trips: ${trips.length === 0 ? 'none' : trips.map(([target, n]) => `${target} ${n}`).join(', ')}`,
     ]),
   );

@@ -50,6 +50,10 @@ export interface TritonHandle {
   accessToken: string;
   restrictedEndpoints: string[];
   stop(): Promise<void>;
+  /** kill -9 of the whole process group (python, tritonserver, stubs), as a crash: chaos tests. */
+  kill(): Promise<void>;
+  /** The process group id (the python process's pid), for a kill -9 from another process. */
+  pid: number | undefined;
   logTail(lines?: number): string;
 }
 
@@ -257,6 +261,12 @@ export async function startTriton(options: StartTritonOptions = {}): Promise<Tri
     accessToken,
     restrictedEndpoints,
     stop,
+    kill: async () => {
+      signalGroup(child, 'SIGKILL');
+      await waitForExit(child, 10_000);
+      liveChildren.delete(child);
+    },
+    pid: child.pid,
     logTail,
   };
 }

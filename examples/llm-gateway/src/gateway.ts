@@ -73,7 +73,7 @@ export function createLlmGateway(options: LlmGatewayOptions): LlmGateway {
     chat,
     costs,
     async close() {
-      chat.close();
+      await chat.close();
       await triton.close();
       await costs.close();
     },

@@ -84,8 +84,9 @@ export async function startInferenceService(options: InferenceServiceOptions): P
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await batcher.close({ drain: true });
-      await router.close(); // closes the replicas' transports
+      await router.close(); // the router closes only what it made
       await client.close();
+      await Promise.all(replicas.map((replica) => replica.close()));
     },
   };
 }

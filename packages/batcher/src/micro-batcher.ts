@@ -1,7 +1,7 @@
 import {
   abortError,
   type CallOptions,
-  ErrorCode,
+  checkTimeoutMs,
   InfergateError,
   type InferRequest,
   type InferResponse,
@@ -62,12 +62,7 @@ export class MicroBatcher implements InferTransport {
     try {
       if (this.#closed) throw batcherErrors.closed();
       if (options.signal?.aborted) throw abortError(options.signal, { model: request.model });
-      if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
-        throw new InfergateError(
-          ErrorCode.InvalidArgument,
-          `timeoutMs must be positive, got ${options.timeoutMs}`,
-        );
-      }
+      checkTimeoutMs(options.timeoutMs);
       const priority = requestPriority(request, options, this.options.priorityLevels);
       const call = batchableCall(request, priority, options.headers);
       if (call === undefined) return this.#passThrough(request, options);

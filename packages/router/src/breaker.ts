@@ -1,7 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { ErrorCode, InfergateError, parseOptions } from '@infergate/core';
+import { createCallScope, ErrorCode, InfergateError, parseOptions } from '@infergate/core';
 import CircuitBreaker from 'opossum';
-import { scopedSignal } from './attempt-signal.js';
 import {
   type BreakerSnapshot,
   type BreakerState,
@@ -31,13 +30,19 @@ export interface BreakerStateChange {
   to: BreakerState;
 }
 
+/** `gateway`: the endpoint could not be reached or answered as a dead gateway would. */
+export type FailureKind = 'gateway' | 'other';
+
 /** One admitted call. Report exactly one outcome; later reports are ignored. */
 export interface BreakerPermit {
   /** True for a half-open probe (or a forced call while open). */
   readonly probe: boolean;
   success(): Promise<void>;
-  /** Counts a failure: may trip the breaker (or re-open it, when a probe). */
-  failure(): Promise<void>;
+  /**
+   * Counts a failure: may trip the breaker (or re-open it, when a probe). A `gateway` failure (the
+   * endpoint could not be reached) also counts toward `consecutiveGatewayFailures`.
+   */
+  failure(kind?: FailureKind): Promise<void>;
   /** Neither: backpressure, a rejected request, a caller's cancel. */
   neutral(): Promise<void>;
 }
@@ -73,6 +78,8 @@ export class Breaker {
   #state: BreakerState = CLOSED;
   #lastFailureAt: number | undefined;
   #probesInFlight = 0;
+  /** Gateway failures since the last success (see `consecutiveGatewayFailures`). */
+  #gatewayStreak = 0;
   #probeSuccesses = 0;
   #halfOpenTimer: ReturnType<typeof setTimeout> | undefined;
   #probeTimer: ReturnType<typeof setInterval> | undefined;
@@ -173,9 +180,10 @@ export class Breaker {
         retryAfterMs: this.retryAfterMs,
       });
     }
-    const scope = scopedSignal(options.signal, options.timeoutMs, 'the call', true);
+    const scope = createCallScope({ signal: options.signal, timeoutMs: options.timeoutMs, own: true });
     try {
-      const value = await fn(scope.signal as AbortSignal); // `own` scopes always have a signal
+      // `own` scopes always have a signal; the race holds the deadline even if `fn` ignores it.
+      const value = await scope.race(fn(scope.signal as AbortSignal));
       await permit.success();
       return value;
     } catch (error) {
@@ -204,16 +212,25 @@ export class Breaker {
     // The outcome goes to opossum when the attempt ends (an already-settled promise), so nothing of
     // opossum's is held while the call is in flight: under load that is many calls' worth of
     // promises that would otherwise outlive a garbage collection.
-    const report = (failed: boolean): Promise<void> => {
+    const report = (failed: boolean, kind?: FailureKind): Promise<void> => {
       if (reported) return done;
       reported = true;
-      if (failed) this.#lastFailureAt = Date.now();
+      if (failed) {
+        this.#lastFailureAt = Date.now();
+        if (kind === 'gateway') this.#gatewayStreak += 1;
+      } else this.#gatewayStreak = 0;
+      const limit = this.#options.consecutiveGatewayFailures;
+      if (limit > 0 && this.#gatewayStreak >= limit) {
+        // Known dead: out of rotation now, not once the rolling window's failure rate catches up.
+        this.#tripFromClosed();
+        return done;
+      }
       return this.#opossum.fire(failed ? failedOutcome() : done).then(ignore, ignore);
     };
     return {
       probe: false,
       success: () => report(false),
-      failure: () => report(true),
+      failure: (kind) => report(true, kind),
       // opossum has no "neutral": it counts as a success there, which only dilutes the error rate.
       neutral: () => report(false),
     };
@@ -275,6 +292,7 @@ export class Breaker {
 
   #enterOpen(state: BreakerState & { kind: 'open' }): void {
     this.#clearOpenTimers();
+    this.#gatewayStreak = 0;
     this.#opossum.open(); // no-op when opossum already is
     this.#transition(state);
     this.#halfOpenTimer = setTimeout(() => this.#toHalfOpen(), Math.max(0, state.halfOpenAt - Date.now()));
@@ -289,10 +307,14 @@ export class Breaker {
     const probe = this.#probe;
     if (probe === undefined || this.#probing || this.#state.kind !== 'open') return;
     this.#probing = true;
-    const scope = scopedSignal(undefined, this.#options.probeIntervalMs, 'the readiness probe', true);
+    const scope = createCallScope({
+      timeoutMs: this.#options.probeIntervalMs,
+      what: 'the readiness probe',
+      own: true,
+    });
     try {
       const trips = this.#state.trips;
-      const ready = await probe(scope.signal as AbortSignal);
+      const ready = await scope.race(probe(scope.signal as AbortSignal));
       if (ready && this.#state.kind === 'open' && this.#state.trips === trips) this.#toHalfOpen();
     } catch {
       // A failed probe only means "not ready yet".
@@ -311,6 +333,7 @@ export class Breaker {
 
   #close(): void {
     this.#clearOpenTimers();
+    this.#gatewayStreak = 0;
     // Forget the failures that tripped it: opossum keeps its window across close().
     for (let i = 0; i < this.#options.rollingBuckets; i++) this.#rotator.emit('rotate');
     this.#opossum.close();

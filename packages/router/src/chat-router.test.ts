@@ -101,7 +101,7 @@ describe('ChatRouter', () => {
       expect.objectContaining({ from: 'openai', to: 'anthropic', reason: 'backpressure' }),
     ]);
     expect(chat.breakerStates().openai?.kind).toBe('closed');
-    chat.close();
+    await chat.close();
   });
 
   it.each([500, 503])('falls back on UNAVAILABLE %i and trips the failing breaker', async (status) => {
@@ -116,7 +116,7 @@ describe('ChatRouter', () => {
     for (let i = 0; i < 4; i++) expect((await chat.chat(request)).text).toBe('claude');
     expect(openai.requests).toHaveLength(2); // open after two failures: skipped since
     expect(chat.breakerStates().openai?.kind).toBe('open');
-    chat.close();
+    await chat.close();
   });
 
   it('falls back on OVERLOADED 529 without opening the breaker', async () => {
@@ -135,7 +135,7 @@ describe('ChatRouter', () => {
     for (let i = 0; i < 6; i++) expect((await chat.chat(request)).text).toBe('gpt');
     expect(anthropic.requests).toHaveLength(6);
     expect(chat.breakerStates().anthropic?.kind).toBe('closed');
-    chat.close();
+    await chat.close();
   });
 
   it('returns a 400 at once: no fallback, no retry, no trip', async () => {
@@ -156,7 +156,7 @@ describe('ChatRouter', () => {
     expect(openai.requests).toHaveLength(4);
     expect(anthropic.requests).toHaveLength(0);
     expect(chat.breakerStates().openai?.kind).toBe('closed');
-    chat.close();
+    await chat.close();
   });
 
   it('falls back from a Triton-hosted LLM to a hosted provider', async () => {
@@ -175,7 +175,7 @@ describe('ChatRouter', () => {
     expect(response.provider).toBe('openai');
     expect(triton.requests[0]?.model).toBe('llama');
     expect(openai.requests[0]?.model).toBe('gpt-4o');
-    chat.close();
+    await chat.close();
   });
 
   it('falls back on CONTEXT_LENGTH_EXCEEDED only to a larger window', async () => {
@@ -194,7 +194,7 @@ describe('ChatRouter', () => {
     expect((await chat.chat(request)).text).toBe('large');
     expect(smaller.requests).toHaveLength(0);
     expect(chat.contextWindow).toBe(200_000);
-    chat.close();
+    await chat.close();
 
     const onlySmaller = router({
       targets: [
@@ -204,7 +204,7 @@ describe('ChatRouter', () => {
     });
     await expect(onlySmaller.chat(request)).rejects.toMatchObject({ code: ErrorCode.ContextLengthExceeded });
     expect(smaller.requests).toHaveLength(0);
-    onlySmaller.close();
+    await onlySmaller.close();
   });
 
   it('retries with backoff, then succeeds on the same target', async () => {
@@ -221,20 +221,22 @@ describe('ChatRouter', () => {
       [2, 'failure'],
       [3, 'success'],
     ]);
-    chat.close();
+    await chat.close();
   });
 
   it('stops retrying when the retry budget is spent', async () => {
     const down = fakeModel('openai', () => unavailable(500));
     const chat = createChatRouter({
-      targets: [{ name: 'openai', model: down, breaker: { volumeThreshold: 1000 } }],
+      targets: [
+        { name: 'openai', model: down, breaker: { volumeThreshold: 1000, consecutiveGatewayFailures: 0 } },
+      ],
       retry: { maxRetries: 5, baseDelayMs: 0, budget: { ratio: 0.5, minPerSecond: 0 } },
     });
     for (let i = 0; i < 10; i++)
       await expect(chat.chat(request)).rejects.toMatchObject({ code: ErrorCode.Unavailable });
     // 10 requests allow 5 retries in the window, whatever maxRetries says.
     expect(down.requests).toHaveLength(15);
-    chat.close();
+    await chat.close();
   });
 
   it('fails fast with BREAKER_OPEN when every breaker is open, or tries the least recently failed', async () => {
@@ -254,7 +256,7 @@ describe('ChatRouter', () => {
     expect(error).toMatchObject({ code: ErrorCode.BreakerOpen, retryable: true });
     expect(error.retryAfterMs).toBeGreaterThan(40_000);
     expect(error.retryAfterMs).toBeLessThanOrEqual(60_000);
-    failFast.close();
+    await failFast.close();
 
     const lastResort = router({
       ...config,
@@ -265,7 +267,7 @@ describe('ChatRouter', () => {
     // `a` failed before `b`, so `a` gets the call (and fails); then `a` is the most recent.
     await expect(lastResort.chat(request)).rejects.toMatchObject({ code: ErrorCode.Unavailable });
     expect((await lastResort.chat(request)).text).toBe('b is back');
-    lastResort.close();
+    await lastResort.close();
   });
 
   it('does not fall back when the caller cancels', async () => {
@@ -291,7 +293,7 @@ describe('ChatRouter', () => {
     controller.abort();
     await expect(pending).rejects.toMatchObject({ code: ErrorCode.Cancelled });
     expect(other.requests).toHaveLength(0);
-    chat.close();
+    await chat.close();
   });
 
   it('times out an attempt on its own and falls back', async () => {
@@ -320,7 +322,7 @@ describe('ChatRouter', () => {
       outcome: 'failure',
       error: { code: ErrorCode.DeadlineExceeded },
     });
-    chat.close();
+    await chat.close();
   });
 
   describe('streams', () => {
@@ -336,7 +338,7 @@ describe('ChatRouter', () => {
       let text = '';
       for await (const event of chat.chatStream(request)) if (event.type === 'text-delta') text += event.text;
       expect(text).toBe('Hello');
-      chat.close();
+      await chat.close();
     });
 
     it('end with a typed error carrying the partial text after the first chunk', async () => {
@@ -360,7 +362,7 @@ describe('ChatRouter', () => {
         details: { target: 'openai', partial: { text: 'Hello' }, afterFirstChunk: true },
       });
       expect(anthropic.requests).toHaveLength(0);
-      chat.close();
+      await chat.close();
     });
 
     it('leaving the loop early cancels the attempt without counting a failure', async () => {
@@ -371,7 +373,7 @@ describe('ChatRouter', () => {
       for await (const _ of chat.chatStream(request)) break;
       expect(attempts).toEqual([expect.objectContaining({ outcome: 'cancelled' })]);
       expect(chat.breakerStates().openai?.kind).toBe('closed');
-      chat.close();
+      await chat.close();
     });
   });
 });

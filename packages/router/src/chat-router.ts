@@ -1,14 +1,11 @@
 import { type CallOptions, parseOptions } from '@infergate/core';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, ChatStreamEvent } from '@infergate/llm';
-import type { Breaker } from './breaker.js';
-import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
-import { createBreaker } from './build-targets.js';
-import { type ChatRouterConfig, chatRouterConfigSchema } from './config.js';
-import type { RouterControls } from './infer-router.js';
-import { createRouteEngine, type RouteEngine, type RouteTarget } from './route-engine.js';
+import { type ChatRouterOptions, chatRouterConfigSchema } from './config.js';
+import { createBreaker } from './create-breaker.js';
+import type { RouteTarget } from './route-engine.js';
 import { routedStream } from './routed-stream.js';
-import { type RouterEventMap, RouterEvents } from './router-events.js';
-import type { RouterTelemetry } from './router-telemetry.js';
+import { RouterBase } from './router-base.js';
+import { TargetCooling } from './target-cooling.js';
 
 interface ChatTarget extends RouteTarget {
   readonly model: ChatModel;
@@ -30,15 +27,12 @@ export interface ChatStreamPartial {
  * A router over chat backends that is itself a ChatModel (`provider` "router"): OpenAI → Anthropic
  * on 429/5xx, a Triton-hosted LLM → hosted provider, context-length fallback to a larger window.
  */
-export class ChatRouter implements ChatModel, RouterControls {
+export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
   readonly provider = 'router';
   /** The largest window among the targets, when every target states one. */
   readonly contextWindow?: number;
-  readonly events = new RouterEvents();
-  readonly #engine: RouteEngine<ChatTarget>;
-  readonly #telemetry: RouterTelemetry;
 
-  constructor(config: ChatRouterConfig) {
+  constructor(config: ChatRouterOptions) {
     const { targets, ...options } = parseOptions(chatRouterConfigSchema, config, 'chat router config');
     const list: ChatTarget[] = targets.map((target) => ({
       name: target.name,
@@ -46,25 +40,15 @@ export class ChatRouter implements ChatModel, RouterControls {
       modelName: target.modelName,
       breaker: createBreaker(target.name, options, target.breaker),
       contextWindow: target.contextWindow ?? target.model.contextWindow,
-      coolUntil: 0,
+      cooling: new TargetCooling(),
     }));
+    super(list, options);
     const windows = list.map((target) => target.contextWindow);
     if (windows.every((window) => window !== undefined)) this.contextWindow = Math.max(...windows);
-    ({ engine: this.#engine, telemetry: this.#telemetry } = createRouteEngine(list, options, this.events));
-  }
-
-  on<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this {
-    this.events.on(event, listener);
-    return this;
-  }
-
-  off<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this {
-    this.events.off(event, listener);
-    return this;
   }
 
   async chat(request: ChatRequest, options: ChatCallOptions = {}): Promise<ChatResponse> {
-    const { value } = await this.#engine.run(options as CallOptions, (target, attemptOptions) =>
+    const { value } = await this.engine.run(options as CallOptions, (target, attemptOptions) =>
       target.model.chat(requestFor(target, request), attemptOptions),
     );
     return value;
@@ -72,7 +56,7 @@ export class ChatRouter implements ChatModel, RouterControls {
 
   chatStream(request: ChatRequest, options: ChatCallOptions = {}): AsyncIterable<ChatStreamEvent> {
     return routedStream(
-      this.#engine,
+      this.engine,
       options as CallOptions,
       (target, attemptOptions) => target.model.chatStream(requestFor(target, request), attemptOptions),
       (events): ChatStreamPartial => ({
@@ -81,28 +65,9 @@ export class ChatRouter implements ChatModel, RouterControls {
       }),
     );
   }
-
-  breaker(target: string): Breaker {
-    return this.#engine.breaker(target);
-  }
-
-  breakerStates(): Record<string, BreakerState> {
-    return this.#engine.breakerStates();
-  }
-
-  toJSON(): Record<string, BreakerSnapshot> {
-    return this.#engine.snapshot();
-  }
-
-  /** Stops breaker timers and telemetry (adapters own no connections to close). */
-  close(): void {
-    for (const target of this.#engine.targets.values()) target.breaker.dispose();
-    this.#telemetry.dispose();
-    this.events.removeAll();
-  }
 }
 
 /** Validates `config` (INVALID_ARGUMENT on a bad one) and builds a chat router. */
-export function createChatRouter(config: ChatRouterConfig): ChatRouter {
+export function createChatRouter(config: ChatRouterOptions): ChatRouter {
   return new ChatRouter(config);
 }

@@ -1,6 +1,6 @@
 import { ErrorCode, InfergateError } from '@infergate/core';
 import { describe, expect, it } from 'vitest';
-import { classifyError, toInfergateError } from './classify.js';
+import { classifyError, isGatewayFailure, toInfergateError } from './classify.js';
 
 const error = (code: ErrorCode, httpStatus?: number) =>
   new InfergateError(code, 'x', httpStatus === undefined ? {} : { httpStatus });
@@ -26,6 +26,15 @@ describe('classifyError', () => {
     [ErrorCode.ContextLengthExceeded, 400, 'context-length'],
   ] as const)('%s (HTTP %s) → %s', (code, status, expected) => {
     expect(classifyError(error(code, status))).toBe(expected);
+  });
+
+  it('counts UNAVAILABLE and HTTP 502/503/504 as gateway failures, nothing else', () => {
+    expect(isGatewayFailure(error(ErrorCode.Unavailable))).toBe(true);
+    expect(isGatewayFailure(error(ErrorCode.Internal, 502))).toBe(true);
+    expect(isGatewayFailure(error(ErrorCode.Unknown, 504))).toBe(true);
+    expect(isGatewayFailure(error(ErrorCode.DeadlineExceeded))).toBe(false);
+    expect(isGatewayFailure(error(ErrorCode.Internal, 500))).toBe(false);
+    expect(isGatewayFailure(error(ErrorCode.Overloaded, 503))).toBe(false); // busy, not gone
   });
 
   it('treats anything as cancelled when the caller aborted', () => {

@@ -1,4 +1,4 @@
-import { ErrorCode, InfergateError, networkErrorCode } from '@infergate/core';
+import { ErrorCode, InfergateError } from '@infergate/core';
 
 /**
  * What the router does with a failed attempt. The one place that maps error codes and HTTP
@@ -31,14 +31,11 @@ const rejectStatuses: ReadonlySet<number> = new Set([400, 401, 403, 404, 405, 41
 /** HTTP statuses that say "busy": 429 Too Many Requests, 529 Anthropic overloaded. */
 const backpressureStatuses: ReadonlySet<number> = new Set([429, 529]);
 
-/** Anything thrown by a target, as an InfergateError (Node socket errors become UNAVAILABLE). */
+/**
+ * Anything thrown by a target, as an InfergateError (Node socket errors become UNAVAILABLE).
+ * @deprecated use `InfergateError.from`, which maps network errors itself; removed in 1.0.
+ */
 export function toInfergateError(error: unknown): InfergateError {
-  if (error instanceof InfergateError) return error;
-  const network = networkErrorCode(error);
-  if (network !== undefined) {
-    const message = error instanceof Error ? error.message : String(error);
-    return new InfergateError(network, message, { cause: error });
-  }
   return InfergateError.from(error);
 }
 
@@ -55,4 +52,19 @@ export function classifyError(error: InfergateError, callerAborted = false): Err
   // UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL, UNKNOWN, DATA_LOSS, ABORTED, CANCELLED not asked for
   // by the caller (e.g. the server went away mid-call), HTTP 5xx.
   return 'failure';
+}
+
+/** HTTP statuses of a gateway that could not reach (or lost) its upstream. */
+const gatewayStatuses: ReadonlySet<number> = new Set([502, 503, 504]);
+
+/**
+ * A failure that says the endpoint itself is unreachable or gone (connection refused or reset,
+ * GOAWAY, a channel in TRANSIENT_FAILURE: all UNAVAILABLE; HTTP 502/503/504), as opposed to one
+ * request going wrong. A few in a row take the endpoint out of rotation at once
+ * (`breaker.consecutiveGatewayFailures`).
+ */
+export function isGatewayFailure(error: InfergateError): boolean {
+  if (error.backpressure) return false;
+  if (error.code === ErrorCode.Unavailable) return true;
+  return error.httpStatus !== undefined && gatewayStatuses.has(error.httpStatus);
 }

@@ -41,6 +41,14 @@ export const breakerOptionsSchema = z
     errorThresholdPercentage: z.number().min(0).max(100).default(50),
     /** Calls needed in the window before it can trip. @default 5 */
     volumeThreshold: z.number().int().nonnegative().default(5),
+    /**
+     * Gateway failures in a row (UNAVAILABLE: connection refused or reset, GOAWAY, a channel in
+     * TRANSIENT_FAILURE; HTTP 502/503/504) that trip a closed breaker at once, whatever the rolling
+     * error rate: a dead endpoint leaves rotation on its first few refusals instead of after enough
+     * failures to outweigh the successes before them (Envoy's consecutive gateway failures). Any
+     * success resets the count; 0 turns it off. @default 3
+     */
+    consecutiveGatewayFailures: z.number().int().nonnegative().default(3),
     /** Length of the rolling window of call outcomes, in ms. @default 10000 */
     rollingWindowMs: z.number().int().positive().default(10_000),
     /** Buckets the window is made of. @default 10 */
@@ -108,8 +116,20 @@ export const routerOptionsShape = {
   attemptTimeoutMs: z.number().int().positive().optional(),
   /** When every breaker is open: fail at once with BREAKER_OPEN, or try the least recently failed target. @default "fail-fast" */
   whenAllOpen: z.enum(['fail-fast', 'least-recently-failed']).default('fail-fast'),
-  /** How long a target that answered with backpressure and no Retry-After is skipped, in ms. @default 1000 */
+  /**
+   * First cool-down of a target that answered with backpressure and no Retry-After, in ms: it is
+   * skipped that long, and the cool-down doubles only while busy answers repeat. @default 10
+   */
+  firstCooldownMs: z.number().nonnegative().default(10),
+  /** Longest a repeating cool-down grows to (no Retry-After), in ms. @default 1000 */
   cooldownMs: z.number().nonnegative().default(1_000),
+  /**
+   * Longest a call waits in total, within its deadline, for a cooling target to have room again
+   * when no other candidate can take it, in ms; then it fails with the last busy answer. 0: never
+   * wait. Waiting for room is not a retry: it takes nothing from `retry.budget` or `maxRetries`.
+   * @default 2000
+   */
+  capacityWaitMs: z.number().nonnegative().default(2_000),
   /** Longest cool-down a Retry-After can ask for, in ms. @default 60000 */
   maxCooldownMs: z.number().nonnegative().default(60_000),
   /** Saved `breakerStates()` to start from (serverless cold starts). @default none */
@@ -220,9 +240,15 @@ export const chatRouterConfigSchema = z
   .strict()
   .superRefine(checkTargets);
 
-export type RouterConfig = z.input<typeof routerConfigSchema>;
+/** Options of `createInferRouter`. */
+export type RouterOptions = z.input<typeof routerConfigSchema>;
+/** @deprecated Use `RouterOptions`. */
+export type RouterConfig = RouterOptions;
 export type ResolvedRouterConfig = z.output<typeof routerConfigSchema>;
-export type ChatRouterConfig = z.input<typeof chatRouterConfigSchema>;
+/** Options of `createChatRouter`. */
+export type ChatRouterOptions = z.input<typeof chatRouterConfigSchema>;
+/** @deprecated Use `ChatRouterOptions`. */
+export type ChatRouterConfig = ChatRouterOptions;
 export type ResolvedChatRouterConfig = z.output<typeof chatRouterConfigSchema>;
 export type TritonTargetConfig = z.input<typeof tritonTargetSchema>;
 export type ChatTargetConfig = z.input<typeof chatTargetSchema>;

@@ -1,31 +1,39 @@
 // @infergate/router: see README.md. Public exports are listed here explicitly.
-export type { ScopedSignal } from './attempt-signal.js';
-export { scopedSignal } from './attempt-signal.js';
-export { fullJitterDelay } from './backoff.js';
-export type { BreakerInit, BreakerPermit, BreakerStateChange, ProbeFunction } from './breaker.js';
+
+export type {
+  BreakerInit,
+  BreakerPermit,
+  BreakerStateChange,
+  FailureKind,
+  ProbeFunction,
+} from './breaker.js';
 export { Breaker } from './breaker.js';
 export type { BreakerSnapshot, BreakerState, BreakerStateKind, OpenTimeOptions } from './breaker-state.js';
 export { openTimeMs } from './breaker-state.js';
-export { readinessProbe } from './build-targets.js';
 export type { ChatStreamPartial } from './chat-router.js';
 export { ChatRouter, createChatRouter } from './chat-router.js';
 export type { ErrorClass } from './classify.js';
-export { classifyError, toInfergateError } from './classify.js';
+export { classifyError, isGatewayFailure, toInfergateError } from './classify.js';
 export type {
   BreakerOptions,
   ChatRouterConfig,
+  ChatRouterOptions,
   ChatTargetConfig,
   ResolvedBreakerOptions,
   RouteNode,
   RouterConfig,
+  RouterOptions,
   TritonTargetConfig,
 } from './config.js';
 export { breakerOptionsSchema, chatRouterConfigSchema, routerConfigSchema } from './config.js';
-export type { RouterControls } from './infer-router.js';
-export { createRouter, InferRouter } from './infer-router.js';
+export { fullJitterDelay } from './full-jitter-delay.js';
+export { createInferRouter, createRouter, InferRouter } from './infer-router.js';
+export { readinessProbe } from './readiness-probe.js';
 export type { RetryBudgetOptions } from './retry-budget.js';
 export { RetryBudget } from './retry-budget.js';
 export { planRoute } from './route-plan.js';
+export type { RouterControls } from './router-base.js';
+export { RouterBase } from './router-base.js';
 export type {
   AttemptEvent,
   AttemptOutcome,
@@ -34,4 +42,5 @@ export type {
   RouterEventMap,
 } from './router-events.js';
 export { RouterEvents } from './router-events.js';
+export { TargetCooling } from './target-cooling.js';
 export { VERSION } from './version.js';

@@ -181,6 +181,7 @@ describe('InferRouter with reference servers', () => {
     const routed = router({
       targets: [target('primary', primary), target('fallback', fallback)],
       breaker: { volumeThreshold: 2 },
+      firstCooldownMs: 60_000,
       cooldownMs: 60_000,
     });
     for (let i = 0; i < 20; i++) await routed.infer(identity(i));

@@ -7,48 +7,29 @@ import {
   type InferTransport,
   parseOptions,
 } from '@infergate/core';
-import type { Breaker } from './breaker.js';
-import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
-import { createBreaker, readinessProbe } from './build-targets.js';
 import { classifyError } from './classify.js';
-import { type ResolvedRouterConfig, type RouterConfig, routerConfigSchema } from './config.js';
-import { createRouteEngine, type RouteEngine, type RouteTarget } from './route-engine.js';
+import { type RouterOptions, routerConfigSchema } from './config.js';
+import { createBreaker } from './create-breaker.js';
+import { readinessProbe } from './readiness-probe.js';
+import type { RouteTarget } from './route-engine.js';
 import { routedStream } from './routed-stream.js';
-import { type RouterEventMap, RouterEvents } from './router-events.js';
-import type { RouterTelemetry } from './router-telemetry.js';
+import { RouterBase } from './router-base.js';
 import { SequencePins, sequenceOf } from './sequence-pins.js';
+import { TargetCooling } from './target-cooling.js';
 
 interface TritonTarget extends RouteTarget {
   readonly transport: InferTransport;
-}
-
-/** Shared by both routers: events, breaker states, close. */
-export interface RouterControls {
-  readonly events: RouterEvents;
-  on<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this;
-  off<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this;
-  /** Every target's breaker state, by target name. */
-  breakerStates(): Record<string, BreakerState>;
-  /** Every target's breaker, saved for `initialState` (e.g. in a serverless function's cache). */
-  toJSON(): Record<string, BreakerSnapshot>;
-  /** The breaker of one target (inspection, tests). */
-  breaker(target: string): Breaker;
 }
 
 /**
  * A router over Triton endpoints that is itself an InferTransport: use it as a TritonClient's
  * `transport`, or under a batcher. Requests of a stateful sequence stay on the target chosen at START.
  */
-export class InferRouter implements InferTransport, RouterControls {
-  readonly events = new RouterEvents();
-  readonly #engine: RouteEngine<TritonTarget>;
-  readonly #telemetry: RouterTelemetry;
+export class InferRouter extends RouterBase<TritonTarget> implements InferTransport {
   readonly #pins = new SequencePins();
-  readonly #owned: readonly InferTransport[];
 
-  constructor(config: RouterConfig) {
-    const resolved: ResolvedRouterConfig = parseOptions(routerConfigSchema, config, 'router config');
-    const { targets, ...options } = resolved;
+  constructor(config: RouterOptions) {
+    const { targets, ...options } = parseOptions(routerConfigSchema, config, 'router config');
     const list: TritonTarget[] = targets.map((target) => {
       const probe =
         target.probe === undefined
@@ -61,38 +42,27 @@ export class InferRouter implements InferTransport, RouterControls {
         transport: target.transport,
         breaker: createBreaker(target.name, options, target.breaker, probe),
         contextWindow: undefined,
-        coolUntil: 0,
+        cooling: new TargetCooling(),
       };
     });
-    this.#owned = list.map((target) => target.transport);
-    ({ engine: this.#engine, telemetry: this.#telemetry } = createRouteEngine(list, options, this.events));
-  }
-
-  on<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this {
-    this.events.on(event, listener);
-    return this;
-  }
-
-  off<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this {
-    this.events.off(event, listener);
-    return this;
+    super(list, options);
   }
 
   async infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
     const sequence = sequenceOf(request);
     const run = (target: TritonTarget, attemptOptions: CallOptions) =>
       target.transport.infer(request, attemptOptions);
-    if (sequence === undefined) return (await this.#engine.run(options, run)).value;
+    if (sequence === undefined) return (await this.engine.run(options, run)).value;
     const pinnedName = sequence.start ? undefined : this.#pins.get(sequence.key);
     if (pinnedName === undefined) {
       // START (or a sequence this router has not seen): choose a target, fall back if needed, never retry.
-      const { value, handle } = await this.#engine.run(options, run, { retries: false });
+      const { value, handle } = await this.engine.run(options, run, { retries: false });
       if (!sequence.end) this.#pins.pin(sequence.key, handle.target.name);
       return value;
     }
-    const pinned = this.#engine.targets.get(pinnedName) as TritonTarget;
+    const pinned = this.engine.targets.get(pinnedName) as TritonTarget;
     try {
-      const { value } = await this.#engine.run(options, run, { pinned, retries: false });
+      const { value } = await this.engine.run(options, run, { pinned, retries: false });
       if (sequence.end) this.#pins.release(sequence.key);
       return value;
     } catch (thrown) {
@@ -116,7 +86,7 @@ export class InferRouter implements InferTransport, RouterControls {
 
   stream(request: InferRequest, options: CallOptions = {}): AsyncIterable<InferResponse> {
     return routedStream(
-      this.#engine,
+      this.engine,
       options,
       (target, attemptOptions) => target.transport.stream(request, attemptOptions),
       (responses) => ({ responses }),
@@ -127,29 +97,12 @@ export class InferRouter implements InferTransport, RouterControls {
   get pinnedSequences(): number {
     return this.#pins.size;
   }
-
-  breaker(target: string): Breaker {
-    return this.#engine.breaker(target);
-  }
-
-  breakerStates(): Record<string, BreakerState> {
-    return this.#engine.breakerStates();
-  }
-
-  toJSON(): Record<string, BreakerSnapshot> {
-    return this.#engine.snapshot();
-  }
-
-  /** Stops breaker timers and telemetry, and closes every target transport. */
-  async close(): Promise<void> {
-    for (const target of this.#engine.targets.values()) target.breaker.dispose();
-    this.#telemetry.dispose();
-    this.events.removeAll();
-    await Promise.all(this.#owned.map((transport) => transport.close?.()));
-  }
 }
 
-/** Validates `config` (INVALID_ARGUMENT on a bad one) and builds a Triton router. */
-export function createRouter(config: RouterConfig): InferRouter {
-  return new InferRouter(config);
+/** Validates `options` (INVALID_ARGUMENT on a bad one) and builds a router over Triton endpoints. */
+export function createInferRouter(options: RouterOptions): InferRouter {
+  return new InferRouter(options);
 }
+
+/** @deprecated Use `createInferRouter` (the same function). */
+export const createRouter: (options: RouterOptions) => InferRouter = createInferRouter;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fullJitterDelay } from './backoff.js';
+import { fullJitterDelay } from './full-jitter-delay.js';
 import { RetryBudget } from './retry-budget.js';
 
 describe('RetryBudget', () => {

@@ -1,23 +1,40 @@
-import { abortError, type CallOptions, ErrorCode, InfergateError } from '@infergate/core';
+import {
+  abortError,
+  type CallOptions,
+  type CallScope,
+  createCallScope,
+  ErrorCode,
+  InfergateError,
+  NO_SCOPE,
+  sleep,
+} from '@infergate/core';
 import { type Span, SpanStatusCode } from '@opentelemetry/api';
-import { NO_SCOPE, type ScopedSignal, scopedSignal } from './attempt-signal.js';
-import { fullJitterDelay, sleep } from './backoff.js';
 import type { Breaker, BreakerPermit } from './breaker.js';
 import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
-import { classifyError, type ErrorClass, toInfergateError } from './classify.js';
+import {
+  availableInMs,
+  canTake,
+  fits,
+  leastRecentlyFailed,
+  roomAt,
+  unavailableError,
+} from './candidate-state.js';
+import { classifyError, type ErrorClass, isGatewayFailure } from './classify.js';
 import type { ResolvedRouterOptions, RouteNode } from './config.js';
+import { fullJitterDelay } from './full-jitter-delay.js';
 import { RetryBudget } from './retry-budget.js';
 import { isFixedRoute, planRoute } from './route-plan.js';
 import type { AttemptOutcome, RouterEvents } from './router-events.js';
 import { RouterTelemetry } from './router-telemetry.js';
+import type { TargetCooling } from './target-cooling.js';
 
 /** One destination of a router, whatever kind. */
 export interface RouteTarget {
   readonly name: string;
   readonly breaker: Breaker;
   readonly contextWindow: number | undefined;
-  /** Backpressure cool-down: skipped until this time (epoch ms). */
-  coolUntil: number;
+  /** Backpressure cool-down: skipped while it lasts. */
+  readonly cooling: TargetCooling;
 }
 
 export interface ExecutePolicy<T> {
@@ -31,11 +48,13 @@ export interface ExecutePolicy<T> {
 export interface AttemptHandle<T> {
   readonly target: T;
   readonly attempt: number;
-  readonly scope: ScopedSignal;
-  readonly callScope: ScopedSignal;
+  readonly scope: CallScope;
+  readonly callScope: CallScope;
   readonly permit: BreakerPermit;
   readonly span: Span;
   readonly started: number;
+  /** Stops the attempt's own timeout (a stream's first answer arrived); the call's deadline stays. */
+  stopTimer(): void;
 }
 
 export interface Attempted<R, T> {
@@ -47,11 +66,12 @@ type AttemptResult<R, T> =
   | { ok: true; value: R; handle: AttemptHandle<T> }
   | { ok: false; error: InfergateError; errorClass: ErrorClass };
 
-/**
- * The routing loop shared by the Triton and chat routers: walks the planned candidates, skips open
- * or cooling targets, classifies each failure, falls back, retries whole passes with backoff under
- * the retry budget, and fails fast when nothing is available.
- */
+type AttemptFunction<R, T> = (target: T, options: CallOptions, handle: AttemptHandle<T>) => Promise<R>;
+
+const noop = () => {};
+/** No target failed this call yet (most calls): nothing allocated. */
+const NONE: ReadonlySet<never> = new Set();
+
 /**
  * Wires targets to one engine: telemetry over their breakers and breaker state changes re-emitted
  * as the router's 'breaker-state' events. Both router kinds are built this way.
@@ -70,6 +90,13 @@ export function createRouteEngine<T extends RouteTarget>(
   return { engine: new RouteEngine(list, options, telemetry, events), telemetry };
 }
 
+/**
+ * The routing loop shared by the Triton and chat routers: walks the planned candidates, skips open
+ * or cooling targets, classifies each failure, falls back, waits briefly for a busy target's room,
+ * retries whole passes with backoff under the retry budget, and fails fast when nothing is
+ * available. Every attempt is raced against its scope, so a target that ignores its signal cannot
+ * hold the caller past the deadline or an abort. See docs/concepts/routing.md.
+ */
 export class RouteEngine<T extends RouteTarget> {
   readonly targets: ReadonlyMap<string, T>;
   readonly #route: RouteNode;
@@ -101,11 +128,11 @@ export class RouteEngine<T extends RouteTarget> {
    */
   async run<R>(
     call: CallOptions,
-    attempt: (target: T, options: CallOptions, handle: AttemptHandle<T>) => Promise<R>,
+    attempt: AttemptFunction<R, T>,
     policy: ExecutePolicy<T> = {},
     keepOpen = false,
   ): Promise<Attempted<R, T>> {
-    const callScope = scopedSignal(call.signal, call.timeoutMs, 'the call');
+    const callScope = createCallScope({ signal: call.signal, timeoutMs: call.timeoutMs });
     // Nothing to dispose (no signal, no deadline): skip the extra async frame on the hot path.
     if (callScope === NO_SCOPE) return this.#loop(call, callScope, attempt, policy, keepOpen);
     let keepScope = false;
@@ -120,8 +147,8 @@ export class RouteEngine<T extends RouteTarget> {
 
   async #loop<R>(
     call: CallOptions,
-    callScope: ScopedSignal,
-    attempt: (target: T, options: CallOptions, handle: AttemptHandle<T>) => Promise<R>,
+    callScope: CallScope,
+    attempt: AttemptFunction<R, T>,
     policy: ExecutePolicy<T>,
     keepOpen: boolean,
   ): Promise<Attempted<R, T>> {
@@ -129,16 +156,24 @@ export class RouteEngine<T extends RouteTarget> {
     const { pinned } = policy;
     const retry = this.#options.retry;
     let attempts = 0;
+    let retries = 0;
+    let waitedMs = 0;
+    /** Targets that failed this call: tried again only when no other candidate can take it. */
+    let failed: Set<T> | undefined;
     let lastError: InfergateError | undefined;
     let lastClass: ErrorClass | undefined;
     let lastTarget: string | undefined;
     let minContext: number | undefined;
-    for (let pass = 0; ; pass++) {
+    for (;;) {
       const candidates = pinned !== undefined ? [pinned] : this.#candidates();
+      const avoid = failed;
+      const avoidFailed =
+        avoid !== undefined && candidates.some((target) => canTake(target, avoid, minContext));
       let tried = 0;
       for (const target of candidates) {
-        if (minContext !== undefined && !((target.contextWindow ?? 0) > minContext)) continue;
-        if (pinned === undefined && target.coolUntil > Date.now()) continue;
+        if (!fits(target, minContext)) continue;
+        if (avoidFailed && avoid?.has(target) === true) continue;
+        if (pinned === undefined && target.cooling.active(Date.now())) continue;
         const permit = target.breaker.acquire();
         if (permit === undefined) continue;
         tried += 1;
@@ -157,17 +192,39 @@ export class RouteEngine<T extends RouteTarget> {
         lastClass = result.errorClass;
         lastTarget = target.name;
         if (lastClass === 'cancelled' || lastClass === 'reject' || pinned !== undefined) throw lastError;
+        if (lastClass === 'failure') {
+          failed ??= new Set();
+          failed.add(target);
+        }
         if (lastClass === 'context-length') minContext = Math.max(minContext ?? 0, target.contextWindow ?? 0);
+      }
+      if (lastClass === 'context-length') throw lastError;
+      // A candidate that has not failed this call is only cooling after a busy answer: wait for its
+      // room (briefly, within the deadline) rather than fail the call or spend a retry on it.
+      const room = pinned === undefined ? roomAt(candidates, failed ?? NONE, minContext) : undefined;
+      if (room !== undefined) {
+        const wait = Math.max(0, room.at - Date.now()) + this.#random() * room.spreadMs;
+        const deadline = callScope.deadline;
+        if (
+          waitedMs + wait <= this.#options.capacityWaitMs &&
+          (deadline === undefined || Date.now() + wait < deadline)
+        ) {
+          waitedMs += wait;
+          await sleep(wait, callScope.signal);
+          continue;
+        }
+        throw lastError ?? unavailableError(candidates);
       }
       if (tried === 0 && lastError === undefined) {
         if (pinned === undefined && this.#options.whenAllOpen === 'least-recently-failed') {
-          const target = this.#leastRecentlyFailed(candidates, minContext);
+          const target = leastRecentlyFailed(candidates, minContext);
           if (target !== undefined) {
+            const permit = target.breaker.forceAcquire();
             const result = await this.#attempt(
               call,
               callScope,
               target,
-              target.breaker.forceAcquire(),
+              permit,
               attempts + 1,
               attempt,
               keepOpen,
@@ -176,36 +233,57 @@ export class RouteEngine<T extends RouteTarget> {
             throw result.error;
           }
         }
-        throw this.#unavailable(candidates);
+        throw unavailableError(candidates);
       }
-      if (lastError === undefined) throw this.#unavailable(candidates);
-      if (lastClass === 'context-length' || policy.retries === false || pass >= retry.maxRetries)
-        throw lastError;
-      let delay = fullJitterDelay(pass, retry.baseDelayMs, retry.maxDelayMs, this.#random);
-      const available = this.#availableInMs(candidates);
+      if (lastError === undefined) throw unavailableError(candidates);
+      // Every candidate failed this call (or is open): a retry pass, with backoff, under the budget.
+      if (policy.retries === false || retries >= retry.maxRetries) throw lastError;
+      let delay = fullJitterDelay(retries, retry.baseDelayMs, retry.maxDelayMs, this.#random);
+      const available = availableInMs(candidates);
       if (available > retry.maxDelayMs) throw lastError;
       delay = Math.max(delay, available);
       if (callScope.deadline !== undefined && Date.now() + delay >= callScope.deadline) throw lastError;
       if (!this.#budget.tryRetry()) throw lastError;
+      retries += 1;
       await sleep(delay, callScope.signal);
     }
   }
 
   async #attempt<R>(
     call: CallOptions,
-    callScope: ScopedSignal,
+    callScope: CallScope,
     target: T,
     permit: BreakerPermit,
     attempt: number,
-    run: (target: T, options: CallOptions, handle: AttemptHandle<T>) => Promise<R>,
+    run: AttemptFunction<R, T>,
     keepOpen: boolean,
   ): Promise<AttemptResult<R, T>> {
-    const remaining = callScope.deadline === undefined ? undefined : callScope.deadline - Date.now();
+    const remaining = callScope.remainingMs();
+    const attemptTimeoutMs = this.#options.attemptTimeoutMs;
     const limit =
       remaining === undefined
-        ? this.#options.attemptTimeoutMs
-        : Math.max(1, Math.min(remaining, this.#options.attemptTimeoutMs ?? remaining));
-    const scope = scopedSignal(callScope.signal, limit, 'the attempt', keepOpen);
+        ? attemptTimeoutMs
+        : Math.max(1, Math.min(remaining, attemptTimeoutMs ?? remaining));
+    // A stream's attempt timeout covers only its first answer: its scope has no deadline of its own
+    // but a timer that `stopTimer()` clears; the call's deadline still bounds the whole stream.
+    const scope = createCallScope({
+      signal: callScope.signal,
+      timeoutMs: keepOpen ? undefined : limit,
+      what: 'the attempt',
+      own: keepOpen,
+    });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    if (keepOpen && attemptTimeoutMs !== undefined && limit !== undefined) {
+      timer = setTimeout(
+        () =>
+          scope.abort(
+            new InfergateError(ErrorCode.DeadlineExceeded, `the attempt timed out after ${limit} ms`, {
+              details: { timeoutMs: limit },
+            }),
+          ),
+        limit,
+      );
+    }
     const handle: AttemptHandle<T> = {
       target,
       attempt,
@@ -214,16 +292,18 @@ export class RouteEngine<T extends RouteTarget> {
       permit,
       span: this.#telemetry.startAttempt(target.name, attempt),
       started: performance.now(),
+      stopTimer: timer === undefined ? noop : () => clearTimeout(timer),
     };
     // The caller's options go through as they are unless the attempt has its own signal or deadline.
+    const passOn = keepOpen ? remaining : limit;
     let options: CallOptions = call;
-    if ((scope.signal !== undefined && scope.signal !== call.signal) || limit !== undefined) {
+    if ((scope.signal !== undefined && scope.signal !== call.signal) || passOn !== undefined) {
       options = { ...call };
       if (scope.signal !== undefined) options.signal = scope.signal;
-      if (limit !== undefined) options.timeoutMs = limit;
+      if (passOn !== undefined) options.timeoutMs = passOn;
     }
     try {
-      const value = await run(target, options, handle);
+      const value = await scope.race(run(target, options, handle));
       if (!keepOpen) {
         // A closed breaker's success changes nothing to wait for: finish without an extra await.
         if (permit.probe) await this.finish(handle, 'success');
@@ -244,28 +324,30 @@ export class RouteEngine<T extends RouteTarget> {
     const callOver =
       callSignal?.aborted === true || (callScope.deadline !== undefined && Date.now() >= callScope.deadline);
     if (callOver) {
-      const error = callSignal?.aborted === true ? abortError(callSignal) : toInfergateError(thrown);
+      const error = callSignal?.aborted === true ? abortError(callSignal) : InfergateError.from(thrown);
       return { error, errorClass: 'cancelled' };
     }
-    const error = scope.timedOut() ? (scope.signal?.reason as InfergateError) : toInfergateError(thrown);
+    // The attempt's own timeout (or a stream consumer leaving) aborted it: that reason, typed.
+    const own = scope.signal !== undefined && scope.signal !== callSignal && scope.signal.aborted;
+    const error = own ? abortError(scope.signal as AbortSignal) : InfergateError.from(thrown);
     return { error, errorClass: classifyError(error) };
   }
 
   /** Reports an attempt's outcome to its breaker, span, events; cools the target on backpressure. */
   async finish(handle: AttemptHandle<T>, outcome: AttemptOutcome, error?: InfergateError): Promise<void> {
     const { target, permit, span } = handle;
+    handle.stopTimer();
     handle.scope.dispose();
     // A closed breaker's success never changes state: skip waiting for opossum's bookkeeping.
     const before = permit.probe || outcome !== 'success' ? target.breaker.state : undefined;
     if (outcome === 'success') {
       const accounted = permit.success();
       if (permit.probe) await accounted;
-    } else if (outcome === 'failure') await permit.failure();
+    } else if (outcome === 'failure')
+      await permit.failure(error !== undefined && isGatewayFailure(error) ? 'gateway' : 'other');
     else await permit.neutral();
-    if (outcome === 'backpressure') {
-      const wait = Math.min(this.#options.maxCooldownMs, error?.retryAfterMs ?? this.#options.cooldownMs);
-      target.coolUntil = Math.max(target.coolUntil, Date.now() + wait);
-    }
+    if (outcome === 'backpressure')
+      target.cooling.backpressure(Date.now(), error?.retryAfterMs, this.#options);
     if (before !== undefined) {
       const after = target.breaker.state;
       if (after !== before) this.#telemetry.transition(target.name, before, after, span);
@@ -318,49 +400,5 @@ export class RouteEngine<T extends RouteTarget> {
     }
     if (isFixedRoute(this.#route)) this.#fixedCandidates = list;
     return list;
-  }
-
-  #leastRecentlyFailed(candidates: readonly T[], minContext: number | undefined): T | undefined {
-    let best: T | undefined;
-    for (const target of candidates) {
-      if (minContext !== undefined && !((target.contextWindow ?? 0) > minContext)) continue;
-      const failedAt = target.breaker.lastFailureAt ?? Number.NEGATIVE_INFINITY;
-      if (best === undefined || failedAt < (best.breaker.lastFailureAt ?? Number.NEGATIVE_INFINITY))
-        best = target;
-    }
-    return best;
-  }
-
-  /** Milliseconds until some candidate can be tried again (0 if one can now). */
-  #availableInMs(candidates: readonly T[]): number {
-    const now = Date.now();
-    let earliest = Number.POSITIVE_INFINITY;
-    for (const target of candidates) {
-      const cooling = Math.max(0, target.coolUntil - now);
-      const state = target.breaker.state;
-      const open = state.kind === 'open' ? Math.max(0, state.halfOpenAt - now) : 0;
-      earliest = Math.min(earliest, Math.max(cooling, open));
-    }
-    return earliest;
-  }
-
-  #unavailable(candidates: readonly T[]): InfergateError {
-    const anyBreaker = candidates.some((target) => target.breaker.state.kind !== 'closed');
-    const retryAfterMs = Math.ceil(this.#availableInMs(candidates));
-    const names = candidates.map((target) => target.name).join(', ');
-    if (anyBreaker) {
-      return new InfergateError(ErrorCode.BreakerOpen, `every target's breaker is open (${names})`, {
-        retryAfterMs,
-        details: { targets: candidates.map((target) => target.name) },
-      });
-    }
-    return new InfergateError(
-      ErrorCode.ResourceExhausted,
-      `every target is cooling down after backpressure (${names})`,
-      {
-        retryAfterMs,
-        details: { targets: candidates.map((target) => target.name) },
-      },
-    );
   }
 }

@@ -1,10 +1,5 @@
 import type { RouteNode } from './config.js';
 
-/**
- * The order in which one call tries targets: a fallback chain in its order, a group's members in a
- * weighted random order (Efraimidis–Spirakis: sort by random^(1/weight)), so the first choice is
- * proportional to weight and the others are in-group failover. Each target appears once.
- */
 /** True when the route has no weighted group of several members: its order never changes. */
 export function isFixedRoute(node: RouteNode): boolean {
   if (typeof node === 'string') return true;
@@ -12,6 +7,11 @@ export function isFixedRoute(node: RouteNode): boolean {
   return node.group.length === 1 && isFixedRoute((node.group[0] as { route: RouteNode }).route);
 }
 
+/**
+ * The order in which one call tries targets: a fallback chain in its order, a group's members in a
+ * weighted random order (Efraimidis–Spirakis: sort by random^(1/weight)), so the first choice is
+ * proportional to weight and the others are in-group failover. Each target appears once.
+ */
 export function planRoute(node: RouteNode, random: () => number, into: string[] = []): string[] {
   if (typeof node === 'string') {
     if (!into.includes(node)) into.push(node);

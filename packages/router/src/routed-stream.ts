@@ -32,13 +32,14 @@ export async function* routedStream<T extends RouteTarget, C>(
   let next = first.next;
   const chunks: C[] = [];
   let finished = false;
-  handle.scope.clearTimeout();
+  handle.stopTimer();
   try {
     while (next.done !== true) {
       chunks.push(next.value);
       yield next.value;
       try {
-        next = await iterator.next();
+        // Raced: a target that ignores its signal cannot hold the stream past the deadline or an abort.
+        next = await handle.scope.race(iterator.next());
       } catch (thrown) {
         const { error, errorClass } = engine.classify(handle, thrown);
         finished = true;

@@ -5,9 +5,9 @@ import {
   type InfergateErrorOptions,
   type InferRequest,
   type InferTransport,
+  reportBatchShare,
 } from '@infergate/core';
 import { context, type Link, SpanStatusCode, trace } from '@opentelemetry/api';
-import { reportBatchShare } from './batch-share.js';
 import { concatInputs, splitOutputs } from './batch-tensors.js';
 import { type PendingCall, SendGroup } from './pending-call.js';
 import type { BatcherTelemetry } from './telemetry.js';

@@ -1,0 +1,237 @@
+import {
+  buildInferRequest,
+  ErrorCode,
+  InfergateError,
+  type InferRequest,
+  type InferResponse,
+  type InferTransport,
+} from '@infergate/core';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { RouterConfig } from './config.js';
+import { createRouter, type InferRouter } from './infer-router.js';
+
+type Answer = InferResponse | InfergateError;
+
+interface FakeTarget extends InferTransport {
+  readonly calls: number;
+}
+
+const request: InferRequest = buildInferRequest('m', [
+  { name: 'IN', datatype: 'FP32', shape: [1], data: new Float32Array([1]) },
+]);
+const ok = (from: string): InferResponse => ({
+  model: 'm',
+  modelVersion: '1',
+  id: from,
+  outputs: [],
+  parameters: {},
+});
+const unavailable = () => new InfergateError(ErrorCode.Unavailable, 'connection refused');
+const queueFull = () => new InfergateError(ErrorCode.QueueFull, 'the batcher queue is full');
+
+/** An in-memory target that answers as `answer` says for its n-th call (from 1). */
+function fakeTarget(answer: (call: number) => Answer | Promise<Answer>): FakeTarget {
+  let calls = 0;
+  return {
+    get calls() {
+      return calls;
+    },
+    async infer() {
+      calls += 1;
+      const result = await answer(calls);
+      if (result instanceof InfergateError) throw result;
+      return result;
+    },
+    // biome-ignore lint/correctness/useYield: these targets never stream
+    async *stream() {
+      throw new InfergateError(ErrorCode.Unimplemented, 'no streams here');
+    },
+  };
+}
+
+/** A target that ignores its signal and answers after `ms`. */
+function deafTarget(ms: number): FakeTarget {
+  return fakeTarget(() => new Promise<Answer>((resolve) => setTimeout(() => resolve(ok('deaf')), ms)));
+}
+
+const routers: InferRouter[] = [];
+function router(config: RouterConfig): InferRouter {
+  const created = createRouter(config);
+  routers.push(created);
+  return created;
+}
+
+afterEach(async () => {
+  for (const created of routers.splice(0)) await created.close();
+  vi.useRealTimers();
+});
+
+describe('a dead endpoint leaves rotation at once', () => {
+  it('trips after a few gateway failures in a row, however many successes came before', async () => {
+    let dead = false;
+    const a = fakeTarget(() => (dead ? unavailable() : ok('a')));
+    const b = fakeTarget(() => ok('b'));
+    const routed = router({
+      targets: [
+        { name: 'a', transport: a },
+        { name: 'b', transport: b },
+      ],
+    });
+    for (let i = 0; i < 200; i++) await routed.infer(request);
+    dead = true;
+    for (let i = 0; i < 20; i++) expect((await routed.infer(request)).id).toBe('b');
+    // 3 refusals (consecutiveGatewayFailures) and a is out: 200 successes did not dilute them.
+    expect(a.calls).toBe(203);
+    expect(routed.breakerStates().a?.kind).toBe('open');
+  });
+
+  it('keeps a flaky endpoint in rotation when its failures are not in a row', async () => {
+    const a = fakeTarget((call) => (call % 2 === 0 ? unavailable() : ok('a')));
+    const b = fakeTarget(() => ok('b'));
+    const routed = router({
+      targets: [
+        { name: 'a', transport: a },
+        { name: 'b', transport: b },
+      ],
+      breaker: { errorThresholdPercentage: 100 },
+    });
+    for (let i = 0; i < 20; i++) await routed.infer(request);
+    expect(routed.breakerStates().a?.kind).toBe('closed');
+    expect(a.calls).toBe(20);
+  });
+
+  it('never sends a retry back to the target that just failed while another can take the call', async () => {
+    const a = fakeTarget(() => unavailable());
+    // b is busy on its first answer, then has room.
+    const b = fakeTarget((call) => (call === 1 ? queueFull() : ok('b')));
+    const routed = router({
+      targets: [
+        { name: 'a', transport: a },
+        { name: 'b', transport: b },
+      ],
+      breaker: { consecutiveGatewayFailures: 0 },
+    });
+    const attempts: string[] = [];
+    routed.on('attempt', (event) => attempts.push(`${event.target}:${event.outcome}`));
+    expect((await routed.infer(request)).id).toBe('b');
+    expect(attempts).toEqual(['a:failure', 'b:backpressure', 'b:success']);
+  });
+});
+
+describe('backpressure cools briefly and the call waits for room', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 1_000_000 });
+  });
+
+  it('waits for a busy target instead of failing the call, without spending a retry', async () => {
+    const b = fakeTarget((call) => (call <= 3 ? queueFull() : ok('b')));
+    const routed = router({
+      targets: [{ name: 'b', transport: b }],
+      retry: { maxRetries: 0 },
+      random: () => 0,
+    });
+    const answer = routed.infer(request);
+    await vi.advanceTimersByTimeAsync(10); // first cool-down: 10 ms
+    await vi.advanceTimersByTimeAsync(20); // busy again right after: 20 ms
+    await vi.advanceTimersByTimeAsync(40); // and again: 40 ms
+    expect((await answer).id).toBe('b');
+    expect(b.calls).toBe(4);
+  });
+
+  it('fails with the busy answer once capacityWaitMs is spent', async () => {
+    const b = fakeTarget(() => queueFull());
+    const routed = router({
+      targets: [{ name: 'b', transport: b }],
+      capacityWaitMs: 100,
+      random: () => 0,
+    });
+    const answer = routed.infer(request);
+    const settled = expect(answer).rejects.toMatchObject({ code: ErrorCode.QueueFull });
+    await vi.advanceTimersByTimeAsync(1_000);
+    await settled;
+    // 10 + 20 + 40 ms of cooling fit in 100 ms; the next 80 ms do not.
+    expect(b.calls).toBe(4);
+  });
+
+  it('never waits past the call deadline', async () => {
+    const b = fakeTarget(() => queueFull());
+    const routed = router({ targets: [{ name: 'b', transport: b }], random: () => 0 });
+    const answer = routed.infer(request, { timeoutMs: 25 });
+    const settled = expect(answer).rejects.toMatchObject({ code: ErrorCode.QueueFull });
+    await vi.advanceTimersByTimeAsync(25);
+    await settled;
+    expect(b.calls).toBe(2); // at 0 and 10 ms; the 20 ms wait after it would end past the deadline
+  });
+});
+
+describe('deadlines and aborts hold when a target ignores its signal', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 1_000_000 });
+  });
+
+  it('fails with DEADLINE_EXCEEDED at the call deadline, not when the target answers', async () => {
+    const routed = router({ targets: [{ name: 'deaf', transport: deafTarget(3_000) }] });
+    const order: string[] = [];
+    const answer = routed.infer(request, { timeoutMs: 200 }).then(
+      () => order.push('answered'),
+      (error: InfergateError) => order.push(error.code),
+    );
+    await vi.advanceTimersByTimeAsync(200);
+    order.push('200 ms');
+    await vi.advanceTimersByTimeAsync(3_000);
+    await answer;
+    expect(order).toEqual([ErrorCode.DeadlineExceeded, '200 ms']);
+  });
+
+  it('fails with DEADLINE_EXCEEDED within attemptTimeoutMs and timeoutMs together', async () => {
+    const routed = router({
+      targets: [{ name: 'deaf', transport: deafTarget(3_000) }],
+      attemptTimeoutMs: 100,
+      retry: { maxRetries: 5, baseDelayMs: 0 },
+    });
+    const order: string[] = [];
+    const answer = routed.infer(request, { timeoutMs: 200 }).catch((error: InfergateError) => {
+      order.push(error.code);
+    });
+    await vi.advanceTimersByTimeAsync(200);
+    order.push('200 ms');
+    await vi.advanceTimersByTimeAsync(3_000);
+    await answer;
+    expect(order).toEqual([ErrorCode.DeadlineExceeded, '200 ms']);
+  });
+
+  it('fails with CANCELLED as soon as the caller aborts', async () => {
+    const routed = router({ targets: [{ name: 'deaf', transport: deafTarget(3_000) }] });
+    const controller = new AbortController();
+    const order: string[] = [];
+    const answer = routed.infer(request, { signal: controller.signal }).then(
+      () => order.push('answered'),
+      (error: InfergateError) => order.push(error.code),
+    );
+    await vi.advanceTimersByTimeAsync(100);
+    controller.abort();
+    await vi.advanceTimersByTimeAsync(0);
+    order.push('after abort');
+    await vi.advanceTimersByTimeAsync(3_000);
+    await answer;
+    expect(order).toEqual([ErrorCode.Cancelled, 'after abort']);
+    expect(routed.breakerStates().deaf?.kind).toBe('closed'); // the caller's abort blames nobody
+  });
+});
+
+describe('close', () => {
+  it('stops the router but leaves the transports it was handed open', async () => {
+    let closed = 0;
+    const target: InferTransport = {
+      ...fakeTarget(() => ok('a')),
+      close: () => {
+        closed += 1;
+      },
+    };
+    const routed = createRouter({ targets: [{ name: 'a', transport: target }] });
+    await routed.infer(request);
+    await routed.close();
+    await routed.close(); // idempotent
+    expect(closed).toBe(0);
+  });
+});

@@ -1,0 +1,131 @@
+import { createServer, connect as netConnect, type Server } from 'node:net';
+import { createTritonClient, ErrorCode, type TritonClient } from '@infergate/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createFaultProxy, type FaultProxy } from './fault-proxy.js';
+import { startTestServer, type TestServer } from './test-server.js';
+
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function rig(): Promise<{ server: TestServer; proxy: FaultProxy; client: TritonClient }> {
+  const server = await startTestServer();
+  cleanups.push(() => server.stop());
+  const proxy = await createFaultProxy({ target: server.url });
+  cleanups.push(() => proxy.close());
+  const client = createTritonClient({
+    url: proxy.url,
+    enableGpuIpc: false,
+    channelOptions: { 'grpc.initial_reconnect_backoff_ms': 50, 'grpc.max_reconnect_backoff_ms': 100 },
+  });
+  cleanups.push(() => client.close());
+  return { server, proxy, client };
+}
+
+const identity = (client: TritonClient, values = 16, timeoutMs = 2_000) =>
+  client.infer('identity', [{ name: 'INPUT0', datatype: 'FP32', data: new Float32Array(values) }], {
+    timeoutMs,
+  });
+
+/** A TCP server that answers every connection with `size` bytes, for byte-exact checks. */
+async function byteServer(size: number): Promise<Server> {
+  const server = createServer((socket) => {
+    socket.on('error', () => {});
+    socket.end(Buffer.alloc(size, 7));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+  return server;
+}
+
+/** Reads what one connection to `port` receives, and whether it ended with an error (a reset). */
+function readAll(port: number): Promise<{ bytes: number; error: string | undefined }> {
+  return new Promise((resolve) => {
+    let bytes = 0;
+    const socket = netConnect({ host: '127.0.0.1', port });
+    socket.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+    });
+    socket.on('error', (error: NodeJS.ErrnoException) => resolve({ bytes, error: error.code }));
+    socket.on('end', () => resolve({ bytes, error: undefined }));
+  });
+}
+
+describe('createFaultProxy', () => {
+  it('passes calls through to the target', async () => {
+    const { server, proxy, client } = await rig();
+    expect((await identity(client)).output('OUTPUT0').shape).toEqual([16]);
+    expect(server.executions('identity')).toBe(1);
+    expect(proxy.accepted).toBeGreaterThan(0);
+  });
+
+  it('refuses connections, then serves again on the same port', async () => {
+    const { proxy, client } = await rig();
+    await identity(client);
+    await proxy.set({ kind: 'refuse' });
+    await expect(identity(client)).rejects.toMatchObject({ code: ErrorCode.Unavailable });
+    await proxy.set({ kind: 'pass' });
+    await expect
+      .poll(
+        () =>
+          identity(client).then(
+            () => 'ok',
+            () => 'failed',
+          ),
+        { timeout: 5_000 },
+      )
+      .toBe('ok');
+  });
+
+  it('resets open connections', async () => {
+    const { proxy, client } = await rig();
+    await identity(client);
+    await proxy.set({ kind: 'reset' });
+    await expect(identity(client)).rejects.toMatchObject({ code: ErrorCode.Unavailable });
+    expect(proxy.connections).toBe(0);
+  });
+
+  it('blackholes: the call reaches nobody and ends at its deadline', async () => {
+    const { server, proxy, client } = await rig();
+    await identity(client);
+    const before = server.executions('identity');
+    await proxy.set({ kind: 'blackhole' });
+    await expect(identity(client, 16, 300)).rejects.toMatchObject({ code: ErrorCode.DeadlineExceeded });
+    expect(server.executions('identity')).toBe(before);
+    expect(proxy.connections).toBe(1); // accepted, silent
+  });
+
+  it('delays: a deadline shorter than the delay passes, a longer one does not matter', async () => {
+    const { proxy, client } = await rig();
+    await identity(client);
+    await proxy.set({ kind: 'delay', ms: 1_000 });
+    await expect(identity(client, 16, 200)).rejects.toMatchObject({ code: ErrorCode.DeadlineExceeded });
+    await expect(identity(client, 16, 10_000)).resolves.toBeDefined();
+  });
+
+  it('truncates an answer mid-message and resets the connection', async () => {
+    const target = await byteServer(100_000);
+    const address = target.address() as { port: number };
+    const proxy = await createFaultProxy({ target: `127.0.0.1:${address.port}` });
+    cleanups.push(() => proxy.close());
+    expect(await readAll(proxy.port)).toEqual({ bytes: 100_000, error: undefined });
+    await proxy.set({ kind: 'truncate', afterBytes: 1_000 });
+    expect(await readAll(proxy.port)).toEqual({ bytes: 1_000, error: 'ECONNRESET' });
+  });
+
+  it('throttles each connection to the given rate', async () => {
+    const target = await byteServer(3_000);
+    const address = target.address() as { port: number };
+    const proxy = await createFaultProxy({ target: `127.0.0.1:${address.port}` });
+    cleanups.push(() => proxy.close());
+    await proxy.set({ kind: 'throttle', bytesPerSecond: 10_000 });
+    const received: number[] = [];
+    const socket = netConnect({ host: '127.0.0.1', port: proxy.port });
+    socket.on('data', (chunk: Buffer) => received.push(chunk.length));
+    await new Promise((resolve) => socket.on('end', resolve));
+    // 100 bytes per 10 ms tick: the answer arrives in slices, all of it.
+    expect(Math.max(...received)).toBeLessThanOrEqual(100);
+    expect(received.reduce((sum, size) => sum + size, 0)).toBe(3_000);
+  });
+});

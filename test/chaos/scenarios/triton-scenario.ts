@@ -1,0 +1,78 @@
+// A chaos scenario against two real Tritons (started by the test), in a process of its own so the
+// test can check that it exits by itself after close(). Prints `RESULT <json>` last.
+//   tsx --conditions=source triton-scenario.ts <kill|blackhole> <a host:port> <b host:port> <a pgid>
+import { createTritonClient } from '@infergate/core';
+import { type CallOutcome, startChaosRig, tally } from '../chaos-rig.js';
+
+const [scenario = '', aUrl = '', bUrl = '', aGroup = ''] = process.argv.slice(2);
+const unhandled: string[] = [];
+process.on('unhandledRejection', (reason) => unhandled.push(String(reason)));
+const MODEL = 'identity_fp32_batched';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Rows Triton executed for MODEL (ModelStatistics inference_count), or -1 when it cannot say. */
+async function executed(url: string): Promise<number> {
+  const client = createTritonClient({ url, enableGpuIpc: false });
+  try {
+    const stats = await client.modelStatistics(MODEL, { timeoutMs: 5_000 });
+    return stats.reduce((sum, entry) => sum + Number(entry.inferenceCount), 0);
+  } catch {
+    return -1;
+  } finally {
+    await client.close();
+  }
+}
+
+function summary(outcomes: readonly CallOutcome[], deadlineMs: number) {
+  return {
+    calls: outcomes.length,
+    tally: tally(outcomes),
+    late: outcomes.filter((outcome) => outcome.settledAt - outcome.sentAt > deadlineMs + 500).length,
+    untyped: outcomes.filter((outcome) => outcome.result.startsWith('untyped')).length,
+    notOwnRow: outcomes.filter((outcome) => outcome.result === 'ok' && !outcome.ownRow).length,
+  };
+}
+
+async function kill(): Promise<Record<string, unknown>> {
+  const rig = await startChaosRig({ endpoints: [aUrl, bUrl], model: MODEL, factor: 1 });
+  const deadlineMs = 30_000;
+  await rig.warm();
+  const bBefore = await executed(bUrl);
+  const calls = Array.from({ length: 1_000 }, (_, id) => rig.call(id, { timeoutMs: deadlineMs }));
+  // Kill a under load: once it has answered some calls, with more in flight and queued.
+  const answeredByA = () => [...rig.attempts.values()].filter((tried) => tried.includes('a:ok')).length;
+  while (answeredByA() < 50) await sleep(5);
+  process.kill(-Number(aGroup), 'SIGKILL');
+  const outcomes = await Promise.all(calls);
+  // Each call b answered ran there once: b's executed rows = the calls it answered.
+  const answeredByB = [...rig.attempts.values()].filter((tried) => tried.includes('b:ok')).length;
+  const bRan = (await executed(bUrl)) - bBefore;
+  await rig.close();
+  return { ...summary(outcomes, deadlineMs), answeredByB, bRan };
+}
+
+async function blackhole(): Promise<Record<string, unknown>> {
+  const rig = await startChaosRig({
+    endpoints: [aUrl, bUrl],
+    model: MODEL,
+    factor: 1,
+    proxies: true,
+    router: { attemptTimeoutMs: 1_000 },
+  });
+  const deadlineMs = 5_000;
+  await rig.warm();
+  const aBefore = await executed(aUrl);
+  await rig.proxies[0]?.set({ kind: 'blackhole' });
+  const outcomes = await Promise.all(
+    Array.from({ length: 100 }, (_, id) => rig.call(id, { timeoutMs: deadlineMs })),
+  );
+  const aBreaker = rig.router.breakerStates().a?.kind;
+  await rig.close();
+  return { ...summary(outcomes, deadlineMs), aRan: (await executed(aUrl)) - aBefore, aBreaker };
+}
+
+const scenarios: Record<string, () => Promise<Record<string, unknown>>> = { kill, blackhole };
+const run = scenarios[scenario];
+if (run === undefined) throw new Error(`unknown scenario '${scenario}'`);
+const result = await run();
+process.stdout.write(`RESULT ${JSON.stringify({ ...result, unhandled })}\n`);
