@@ -127,8 +127,8 @@ const steps = [
 const selected = steps.filter(([name]) => !((only && !only.has(name)) || skip.has(name)));
 const results = [];
 // redis-server and openssl come from the system, not npm: obtain them (apt on Debian as root) before
-// the unit runs, or say in one line each what to install.
-if (selected.some(([name]) => name.startsWith('unit'))) {
+// the unit and interop runs, or say in one line each what to install.
+if (selected.some(([name]) => name.startsWith('unit') || name === 'interop')) {
   const started = Date.now();
   const problems = ensureSystemTools();
   for (const problem of problems) console.error(problem);
