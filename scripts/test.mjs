@@ -121,7 +121,18 @@ const steps = [
       return vitest('unit', node24, 'unit-node24');
     },
   ],
-  ['interop', () => vitest('interop')],
+  [
+    'interop',
+    () => {
+      // The Python venvs (Triton, MLServer) are built here, before vitest: a first build can take
+      // minutes on a busy machine, longer than a test hook may wait.
+      for (const script of ['test/interop/setup-venv.sh', 'test/interop/mlserver/setup-venv.sh']) {
+        const { status, seconds } = run('bash', [join(root, script)]);
+        if (status !== 0) return { passed: 0, failed: 1, status, seconds, note: `${script} failed` };
+      }
+      return vitest('interop');
+    },
+  ],
 ];
 
 const selected = steps.filter(([name]) => !((only && !only.has(name)) || skip.has(name)));
