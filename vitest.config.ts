@@ -2,6 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 const source = (path: string) => new URL(path, import.meta.url).pathname;
 // Tests run the workspace packages from source.
+// expect.poll's bound for every test: how long a server-side counter may take to catch up on a busy
+// machine (vitest's own default, 1 s, is too short under load). A poll only waits this long when it fails.
+const expectPoll = { poll: { timeout: 10_000, interval: 50 } };
 const alias = [
   { find: /^@infergate\/core\/proto$/, replacement: source('./packages/core/src/proto.ts') },
   { find: /^@infergate\/core\/http$/, replacement: source('./packages/core/src/http/index.ts') },
@@ -15,6 +18,7 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: 'unit',
+          expect: expectPoll,
           include: [
             'packages/*/src/**/*.test.ts',
             'test/unit/**/*.test.ts',
@@ -29,6 +33,7 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: 'interop',
+          expect: expectPoll,
           include: ['test/interop/**/*.test.ts', 'test/chaos/triton-*.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 240_000,

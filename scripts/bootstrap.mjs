@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Makes a fresh clone runnable with only Node and npm: installs the pinned pnpm (through npx when it is
-// not on PATH) and the workspace's dependencies from the lockfile, then runs the given script.
+// not on PATH) and the workspace's dependencies from the lockfile, then runs the given script with
+// node_modules/.bin first on PATH, so tools that spawn `pnpm` or `buf` find the pinned devDependencies.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -16,7 +17,13 @@ function run(command, args, options = {}) {
   return result.status ?? 1;
 }
 
+const localBin = join(root, 'node_modules', '.bin');
+
 function pnpmCommand() {
+  // After the first install the pinned pnpm is a devDependency; before it, a global one or npx.
+  const local = join(localBin, process.platform === 'win32' ? 'pnpm.cmd' : 'pnpm');
+  const localProbe = spawnSync(local, ['--version'], { cwd: root, encoding: 'utf8' });
+  if (localProbe.status === 0 && localProbe.stdout.trim() === pinnedVersion) return [local, []];
   const probe = spawnSync('pnpm', ['--version'], { cwd: root, encoding: 'utf8' });
   if (probe.status === 0 && probe.stdout.trim() === pinnedVersion) return ['pnpm', []];
   return ['npx', ['--yes', pinned]];
@@ -44,4 +51,5 @@ const tsx = join(root, 'node_modules', '.bin', 'tsx');
 const command = script.endsWith('.ts')
   ? [tsx, [...(dist ? [] : ['--conditions=@infergate/source']), join(root, script), ...args]]
   : [process.execPath, [join(root, script), ...args]];
-process.exit(run(command[0], command[1]));
+const env = { ...process.env, PATH: `${localBin}${delimiter}${process.env.PATH ?? ''}` };
+process.exit(run(command[0], command[1], { env }));

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Builds every publishable package (tsup: ESM + CJS + .d.ts) in dependency order.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -28,8 +28,15 @@ function visit(pkg, stack = new Set()) {
 }
 for (const pkg of packages) visit(pkg);
 
+// Every tarball ships the licence: a package without the root LICENSE (a new one) gets a copy.
+const license = readFileSync(join(root, 'LICENSE'), 'utf8');
 const tsup = join(root, 'node_modules', '.bin', 'tsup');
 for (const pkg of order) {
+  const packageLicense = join(pkg.dir, 'LICENSE');
+  if (!existsSync(packageLicense) || readFileSync(packageLicense, 'utf8') !== license) {
+    console.log(`copying LICENSE into ${pkg.name} (commit it)`);
+    writeFileSync(packageLicense, license);
+  }
   console.log(`building ${pkg.name}`);
   const result = spawnSync(tsup, ['--silent'], { cwd: pkg.dir, stdio: 'inherit' });
   if (result.status !== 0) {

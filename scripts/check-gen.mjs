@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // Verifies that packages/core/src/gen/ matches what `pnpm gen` produces from
-// packages/core/proto/*.proto. It reruns the package's own `gen` script with
-// the output redirected into a temporary directory and compares the trees
-// byte for byte. Exits 1, naming the files, if anything differs.
+// packages/core/proto/*.proto. It reruns the package's own `gen` script (buf
+// with packages/core/buf.gen.yaml, which writes to src/gen) with `--output`
+// pointing at a temporary directory and compares the trees byte for byte.
+// Exits 1, naming the files, if anything differs.
 //
-// Usage: node scripts/check-gen.mjs   (from anywhere; needs protoc on PATH
-// and protoc-gen-es installed in node_modules, i.e. after `pnpm install`).
-// Node built-ins only.
+// Usage: node scripts/check-gen.mjs   (from anywhere, after `pnpm install`:
+// buf comes from the @bufbuild/buf devDependency, so no system protoc is
+// needed). Node built-ins only.
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -17,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const pkgDir = join(root, 'packages', 'core');
 const genDir = join(pkgDir, 'src', 'gen');
-const OUT_FLAG = '--es_out=src/gen';
+const OUT_DIR = join('src', 'gen'); // the template's `out`, relative to --output
 
 function fail(msg) {
   console.error(`check-gen: ${msg}`);
@@ -42,8 +43,10 @@ function listFiles(dir) {
 const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
 const genScript = pkg.scripts?.gen;
 if (typeof genScript !== 'string') fail('packages/core/package.json has no "gen" script');
-if (genScript.split(/\s+/).filter((t) => t === OUT_FLAG).length !== 1) {
-  fail(`the "gen" script must contain exactly one "${OUT_FLAG}" so it can be redirected:\n  ${genScript}`);
+if (!/\bbuf generate\b/.test(genScript) || /(^|\s)(-o|--output)\b/.test(genScript)) {
+  fail(
+    `the "gen" script must run \`buf generate\` without --output so it can be redirected:\n  ${genScript}`,
+  );
 }
 
 /**
@@ -52,13 +55,9 @@ if (genScript.split(/\s+/).filter((t) => t === OUT_FLAG).length !== 1) {
  */
 function check(outDir) {
   // Same command as `pnpm gen`, run by a shell in packages/core (so the
-  // proto/*.proto glob and the relative plugin path behave exactly as there),
-  // with only the output directory swapped.
-  const quoted = `'--es_out=${outDir.replaceAll("'", "'\\''")}'`;
-  const cmd = genScript
-    .split(/(\s+)/)
-    .map((t) => (t === OUT_FLAG ? quoted : t))
-    .join('');
+  // template and the relative plugin path behave exactly as there), with
+  // the base output directory moved to outDir.
+  const cmd = `${genScript} --output '${outDir.replaceAll("'", "'\\''")}'`;
   try {
     execFileSync('sh', ['-c', cmd], { cwd: pkgDir, stdio: ['ignore', 'inherit', 'inherit'] });
   } catch (err) {
@@ -66,7 +65,7 @@ function check(outDir) {
     return 1;
   }
 
-  const want = listFiles(outDir);
+  const want = listFiles(join(outDir, OUT_DIR));
   const have = listFiles(genDir);
   if (want.length === 0) {
     console.error('check-gen: the gen script produced no files');
@@ -78,7 +77,7 @@ function check(outDir) {
   const missing = want.filter((f) => !haveSet.has(f));
   const extra = have.filter((f) => !wantSet.has(f));
   const stale = want.filter(
-    (f) => haveSet.has(f) && !readFileSync(join(outDir, f)).equals(readFileSync(join(genDir, f))),
+    (f) => haveSet.has(f) && !readFileSync(join(outDir, OUT_DIR, f)).equals(readFileSync(join(genDir, f))),
   );
 
   const rel = (f) => relative(root, join(genDir, f)).split('\\').join('/');

@@ -1,19 +1,53 @@
 #!/usr/bin/env node
 // publint and @arethetypeswrong/cli on every built package: what npm users would install must
-// resolve for ESM and CJS importers, with types, in Node 16+ resolution modes.
+// resolve for ESM and CJS importers, with types, in Node 16+ resolution modes. Also: every tarball
+// ships the root LICENSE, and every manifest says where the code, the docs and the issues live.
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const packagesDir = join(root, 'packages');
+const license = readFileSync(join(root, 'LICENSE'), 'utf8');
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+/** What is wrong with the package's metadata and tarball (empty when nothing is). */
+function metadataProblems(name, dir) {
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const problems = [];
+  if (manifest.license !== 'Apache-2.0') problems.push('license is not "Apache-2.0"');
+  if (manifest.repository?.directory !== `packages/${name}` || typeof manifest.repository?.url !== 'string')
+    problems.push(`repository needs url and directory "packages/${name}"`);
+  if (typeof manifest.homepage !== 'string') problems.push('homepage is missing');
+  if (typeof manifest.bugs?.url !== 'string') problems.push('bugs.url is missing');
+  if (!Array.isArray(manifest.keywords) || manifest.keywords.length === 0)
+    problems.push('keywords are missing');
+  const pack = spawnSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: dir,
+    encoding: 'utf8',
+  });
+  const files = pack.status === 0 ? JSON.parse(pack.stdout)[0].files.map((file) => file.path) : [];
+  if (!files.includes('LICENSE'))
+    problems.push('the tarball has no LICENSE (scripts/build.mjs copies the root one)');
+  else if (readFileSync(join(dir, 'LICENSE'), 'utf8') !== license)
+    problems.push('LICENSE differs from the root one');
+  return problems;
+}
+
 let failures = 0;
 for (const name of readdirSync(packagesDir)) {
   const dir = join(packagesDir, name);
+  const problems = metadataProblems(name, dir);
+  if (problems.length > 0) {
+    failures++;
+    console.error(`✗ metadata @infergate/${name}: ${problems.join('; ')}`);
+  } else {
+    console.log(`✓ metadata and LICENSE @infergate/${name}`);
+  }
   for (const [tool, args] of [
     ['publint', ['--strict']],
-    ['attw', ['--pack', '.', '--profile', 'node16', '--format', 'ascii']],
+    ['attw', ['--pack', '.', '--format', 'ascii']],
   ]) {
     const result = spawnSync(join(root, 'node_modules', '.bin', tool), args, { cwd: dir, encoding: 'utf8' });
     const output = `${result.stdout}${result.stderr}`.trim();

@@ -3,11 +3,12 @@
 // Each step runs even if an earlier one failed; the last line is "N passed, N failed", counting every
 // vitest test plus one per non-test check.
 //   node scripts/test.mjs [--only step,step] [--skip step,step]
-// Steps: gen, lint, typecheck, docs, build, packages, unit, unit-node24, interop.
+// Steps: gen, lint, typecheck, docs, build, packages, install-size, audit, unit, unit-node24, interop.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureSystemTools } from './system-tools.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tmp = join(root, '.tmp');
@@ -35,10 +36,6 @@ function run(command, args, env = {}) {
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   if (result.error) console.error(result.error.message);
   return { status: result.status ?? 1, seconds };
-}
-
-function haveCommand(command) {
-  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
 }
 
 function vitest(project, nodeBinary = process.execPath, label = project) {
@@ -93,15 +90,8 @@ function ensureNode24() {
 const steps = [
   [
     'gen',
-    () => {
-      if (!haveCommand('protoc')) {
-        console.error(
-          'protoc is missing: install it (Debian: apt-get install protobuf-compiler) to check src/gen.',
-        );
-        return { passed: 0, failed: 1, status: 1, seconds: '0', note: 'protoc missing' };
-      }
-      return check(process.execPath, [join(root, 'scripts', 'check-gen.mjs')]);
-    },
+    // buf (npm) compiles the protos: no system protoc.
+    () => check(process.execPath, [join(root, 'scripts', 'check-gen.mjs')]),
   ],
   ['lint', () => check(bin('biome'), ['check', '--error-on-warnings', '.'])],
   ['typecheck', () => check(bin('tsc'), ['-p', 'tsconfig.json', '--noEmit'])],
@@ -120,6 +110,10 @@ const steps = [
   ],
   ['build', () => check(process.execPath, [join(root, 'scripts', 'build.mjs')])],
   ['packages', () => check(process.execPath, [join(root, 'scripts', 'check-packages.mjs')])],
+  // Install sizes of the packed packages in a temporary project (needs the built packages).
+  ['install-size', () => check(process.execPath, [join(root, 'scripts', 'check-install-size.mjs')])],
+  // High/critical advisories in runtime dependencies; says so and passes when the registry cannot answer.
+  ['audit', () => check(process.execPath, [join(root, 'scripts', 'check-audit.mjs')])],
   ['unit', () => vitest('unit')],
   [
     'unit-node24',
@@ -131,12 +125,40 @@ const steps = [
       return vitest('unit', node24, 'unit-node24');
     },
   ],
-  ['interop', () => vitest('interop')],
+  [
+    'interop',
+    () => {
+      // The Python venvs (Triton, MLServer) are built here, before vitest: a first build can take
+      // minutes on a busy machine, longer than a test hook may wait.
+      for (const script of ['test/interop/setup-venv.sh', 'test/interop/mlserver/setup-venv.sh']) {
+        const { status, seconds } = run('bash', [join(root, script)]);
+        if (status !== 0) return { passed: 0, failed: 1, status, seconds, note: `${script} failed` };
+      }
+      return vitest('interop');
+    },
+  ],
 ];
 
+const selected = steps.filter(([name]) => !((only && !only.has(name)) || skip.has(name)));
 const results = [];
-for (const [name, step] of steps) {
-  if ((only && !only.has(name)) || skip.has(name)) continue;
+// redis-server and openssl come from the system, not npm: obtain them (apt on Debian as root) before
+// the unit and interop runs, or say in one line each what to install.
+if (selected.some(([name]) => name.startsWith('unit') || name === 'interop')) {
+  const started = Date.now();
+  const problems = ensureSystemTools();
+  for (const problem of problems) console.error(problem);
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  if (problems.length > 0)
+    results.push({
+      name: 'setup',
+      passed: 0,
+      failed: problems.length,
+      status: 1,
+      seconds,
+      note: 'system tools missing',
+    });
+}
+for (const [name, step] of selected) {
   console.log(`\n━━ ${name} ━━`);
   const result = step();
   results.push({ name, ...result });

@@ -4,7 +4,7 @@
 import { createTritonClient, InfergateError, type TritonClient } from '@infergate/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { printLogTailOnFailure, type SharedTritonInfo, sharedTriton } from './shared-triton.js';
-import { caught, sleep, slowInput } from './triton-helpers.js';
+import { caught, slowInput } from './triton-helpers.js';
 
 let triton: SharedTritonInfo;
 /** Plain gRPC (no automatic shared memory), no access token. */
@@ -82,7 +82,9 @@ describe('health, metadata, config and statistics', () => {
     // timeoutMs is the gRPC deadline (tritonclient's client_timeout).
     const late = await caught(client.infer('slow_queue', slowInput(), { timeoutMs: 50 }));
     expect(late.code).toBe('DEADLINE_EXCEEDED');
-    await sleep(250); // let slow_queue finish the abandoned request
+    // slow_queue runs one request at a time, in order: once a later request is served, the abandoned
+    // one has finished too and leaves nothing behind for the next test.
+    expect((await client.infer('slow_queue', slowInput(2))).output('OUTPUT0').toArray()).toEqual([2]);
   });
 
   it('an unknown model is reported by name', async () => {
@@ -128,10 +130,21 @@ describe('health, metadata, config and statistics', () => {
       expect(result.output('OUTPUT0').toArray()[5]).toBe(10);
       expect(result.output('OUTPUT1').toArray()[5]).toBe(0);
     }
-    const [after] = await client.modelStatistics('add_sub');
     expect(before).toBeDefined();
+    if (before === undefined) return;
+    // Triton records statistics when it releases a request, which can come after the client has its
+    // response: poll (bounded) until all three are counted.
+    const counted = async () => {
+      const [now] = await client.modelStatistics('add_sub');
+      return [
+        (now?.inferenceCount ?? 0) - before.inferenceCount,
+        (now?.inference.success.count ?? 0) - before.inference.success.count,
+      ];
+    };
+    await expect.poll(counted).toEqual([3, 3]);
+    const [after] = await client.modelStatistics('add_sub');
     expect(after).toBeDefined();
-    if (before === undefined || after === undefined) return;
+    if (after === undefined) return;
     expect(after.name).toBe('add_sub');
     expect(after.version).toBe('1');
     expect(after.inferenceCount - before.inferenceCount).toBe(3);

@@ -65,13 +65,12 @@ describe('scheduling on slow_queue (200 ms, one at a time, queue of 2 per priori
     await sleep(30);
     busy.push(client.infer('slow_queue', slowInput()));
     await sleep(30);
-    const started = Date.now();
     const error = await caught(client.infer('slow_queue', slowInput(), { timeoutUs: 1000 }));
     await Promise.all(busy);
+    // The queue policy's default is 10 s and the two requests ahead take 400 ms: only the 1 ms override
+    // can expire it in the queue (Triton's own message says so; no client clock needed).
     expect(error.code).toBe('DEADLINE_EXCEEDED');
     expect(error.rawMessage).toContain('Request timeout expired');
-    // The queue policy's default is 10 s: the 1 ms override is what ended it.
-    expect(Date.now() - started).toBeLessThan(2000);
     // Without the override the same request is served.
     await expect(client.infer('slow_queue', slowInput(), { timeoutUs: 5_000_000 })).resolves.toBeDefined();
   });

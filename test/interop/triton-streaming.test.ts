@@ -107,27 +107,25 @@ describe('decoupled streaming (repeat)', () => {
     // Only lines logged from here on count (the shared server's log holds the whole run).
     const since = logSize();
     try {
-      const started = Date.now();
       const seen: unknown[] = [];
-      // 20 responses, 100 ms apart: 2 s if it ran to the end.
+      // 20 responses, 100 ms apart: the loop returns after two; Triton's log shows the RPC cancelled
+      // (server-side proof, no clock involved).
       for await (const r of client.inferStream('repeat', repeatInputs(20, 100), {
         requestId: 'leave-early',
       })) {
         seen.push(r.output('OUT').toArray()[0]);
         if (seen.length === 2) break;
       }
-      const elapsed = Date.now() - started;
       expect(seen).toEqual([0, 1]);
-      expect(elapsed).toBeLessThan(1000);
       const line = await waitForLog(
         /Cancellation notification received for ModelStreamInferHandler/,
-        3000,
+        15_000,
         since,
       );
       expect(line).toBeDefined();
       // PyTriton's callable keeps yielding; Triton drops what it sends for the cancelled call.
       expect(
-        await waitForLog(/skipping response generation as grpc transaction was cancelled/, 3000, since),
+        await waitForLog(/skipping response generation as grpc transaction was cancelled/, 15_000, since),
       ).toBeDefined();
     } finally {
       await admin.updateLogSettings({ log_verbose_level: 0 });
@@ -136,30 +134,37 @@ describe('decoupled streaming (repeat)', () => {
 
   it('aborting the signal rejects promptly with CANCELLED', async () => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 250);
-    const started = Date.now();
     const seen: unknown[] = [];
+    // Abort on the first response (it may come late: PyTriton's callable of the stream cancelled just
+    // before keeps the one instance busy); the stream then ends with CANCELLED, not its 20 responses.
     const error = await caught(
       (async () => {
         for await (const r of client.inferStream('repeat', repeatInputs(20, 100), {
           signal: controller.signal,
-        }))
+        })) {
           seen.push(r.output('OUT').toArray()[0]);
+          controller.abort();
+        }
       })(),
     );
     expect(error.code).toBe('CANCELLED');
-    expect(Date.now() - started).toBeLessThan(1000);
-    // Maybe none: PyTriton's callable of the stream cancelled just before keeps the one instance busy.
-    expect(seen.length).toBeLessThan(20);
+    expect(seen).toEqual([0]);
   });
 
   it('StreamSession.cancel() fails the unfinished requests with CANCELLED', async () => {
     const session = client.openStream();
-    const iterable = session.infer('repeat', repeatInputs(20, 100));
-    const started = Date.now();
-    setTimeout(() => session.cancel(), 250);
-    const error = await caught(collect(iterable));
+    const responses = session.infer('repeat', repeatInputs(20, 100))[Symbol.asyncIterator]();
+    // Cancel once the request is under way (its first response is here), not after a guessed delay.
+    expect((await responses.next()).done).toBe(false);
+    session.cancel();
+    const rest: unknown[] = [];
+    const error = await caught(
+      (async () => {
+        for (let next = await responses.next(); !next.done; next = await responses.next())
+          rest.push(next.value);
+      })(),
+    );
     expect(error.code).toBe('CANCELLED');
-    expect(Date.now() - started).toBeLessThan(1000);
+    expect(rest.length).toBeLessThan(19);
   });
 });

@@ -99,11 +99,11 @@ describe('system shared memory', () => {
       ])
       .catch((e) => e);
     expect(unknown.code).toBe('NOT_FOUND');
-    expect(() =>
+    await expect(
       client.infer('identity', [
         { name: 'INPUT0', datatype: 'FP32', shape: [4], sharedMemory: { region: 'r', byteSize: 15 } },
       ]),
-    ).rejects.toThrow(/needs 16 bytes/);
+    ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/needs 16 bytes/) });
   });
 
   it('removes regions a process never destroyed when it exits', () => {

@@ -93,7 +93,7 @@ describe('createAnthropicChatModel', () => {
     try {
       const chat = createAnthropicChatModel({ apiKey: KEY, baseURL: slow.url });
       for await (const event of chat.chatStream(request)) if (event.type === 'text-delta') break;
-      await expect.poll(() => slow.disconnects, { timeout: 2000, interval: 10 }).toBe(1);
+      await expect.poll(() => slow.disconnects, { interval: 10 }).toBe(1);
     } finally {
       await slow.stop();
     }

@@ -26,10 +26,8 @@ async function codeOf(promise: Promise<unknown>): Promise<string> {
   }
 }
 
-const waitFor = async (condition: () => boolean) => {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  expect(condition()).toBe(true);
-};
+/** Bounded wait for server-side state (expect.poll's bound from vitest.config.ts). */
+const waitFor = (condition: () => boolean) => expect.poll(condition).toBe(true);
 
 describe('server RPCs', () => {
   it('listens on 127.0.0.1 and reports liveness, readiness and metadata', async () => {
@@ -207,7 +205,8 @@ describe('lifecycle', () => {
     server.pause();
     expect(await codeOf(client.serverLive({ timeoutMs: 50 }))).toBe('DEADLINE_EXCEEDED');
     const held = client.serverReady();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Resume once the held call has reached the server (it records every call it receives).
+    await waitFor(() => server.calls.at(-1)?.method === 'ServerReady');
     server.resume();
     expect(await held).toBe(true);
   });
@@ -236,10 +235,11 @@ describe('lifecycle', () => {
   });
 
   it('stop lets a call finish, is idempotent, and refuses new calls', async () => {
-    const own = await startTestServer({ stopGraceMs: 1000 });
+    // The call lasts a second (long enough to be seen in flight); the grace is far longer.
+    const own = await startTestServer({ stopGraceMs: 30_000 });
     const ownClient = createTritonClient({ url: own.url });
     try {
-      const inFlight = ownClient.infer('fail', [], { parameters: { fail_code: 0, delay_ms: 30 } });
+      const inFlight = ownClient.infer('fail', [], { parameters: { fail_code: 0, delay_ms: 1000 } });
       await waitFor(() => own.stats('fail').inFlight === 1);
       const stopping = own.stop();
       expect(own.stop()).toBe(stopping);

@@ -89,7 +89,7 @@ describe('startFakeAnthropic', () => {
       const reader = (response.body as ReadableStream<Uint8Array>).getReader();
       await reader.read();
       controller.abort();
-      await expect.poll(() => slow.disconnects, { timeout: 2000, interval: 10 }).toBe(1);
+      await expect.poll(() => slow.disconnects, { interval: 10 }).toBe(1);
     } finally {
       await slow.stop();
     }
