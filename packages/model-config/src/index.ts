@@ -1,5 +1,9 @@
 // @infergate/model-config: see README.md. Public exports are listed here explicitly.
 
+export type { LintOptions } from './lint-model-config.js';
+export { formatFinding, lintModelConfig, lintOptionsSchema } from './lint-model-config.js';
+export type { LintContext, LintFinding, LintRule, LintSeverity } from './lint-rules.js';
+export { LINT_RULES } from './lint-rules.js';
 export type { EnumInit, InitValue, MessageInit, ModelConfigInit } from './message-init.js';
 export { buildModelConfig } from './model-config-builder.js';
 export { modelConfigToJson, parseModelConfig, printModelConfig } from './model-config-text.js';
