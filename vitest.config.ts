@@ -4,6 +4,7 @@ const source = (path: string) => new URL(path, import.meta.url).pathname;
 // Tests run the workspace packages from source.
 const alias = [
   { find: /^@infergate\/core\/proto$/, replacement: source('./packages/core/src/proto.ts') },
+  { find: /^@infergate\/model-config\/cli$/, replacement: source('./packages/model-config/src/cli.ts') },
   { find: /^@infergate\/([a-z-]+)$/, replacement: source('./packages/$1/src/index.ts') },
 ];
 

@@ -2,6 +2,10 @@
 // the multi-tenant preset's server side is loaded with a config override (and a Python identity
 // model as a file override), read back with modelConfig(), compared, checked against the client
 // side, and called through a batcher built from the client side. See README.md in this folder.
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createMicroBatcher } from '@infergate/batcher';
 import { createTritonClient, type TritonClient } from '@infergate/core';
 import {
@@ -11,6 +15,7 @@ import {
   modelConfigToJson,
   printModelConfig,
 } from '@infergate/model-config';
+import { run } from '@infergate/model-config/cli';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { printLogTailOnFailure, sharedTriton } from './shared-triton.js';
 
@@ -55,7 +60,10 @@ beforeAll(async () => {
   });
 });
 
+const dir = mkdtempSync(join(tmpdir(), 'infergate-model-config-interop-'));
+
 afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
   await client?.unloadModel(MODEL).catch(() => {});
   await client?.close();
 });
@@ -126,5 +134,61 @@ describe('multi-tenant preset on real Triton', () => {
       await batcher.close({ drain: true });
       await batched.close();
     }
+  });
+});
+
+async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await run(argv, { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text) });
+  return { code, stdout, stderr };
+}
+
+describe('infergate model-config diff/apply against real Triton', () => {
+  it('diff: the generated file matches the live config; an edited one shows each changed field', async () => {
+    const url = sharedTriton().grpcAddress;
+    const generated = join(dir, 'generated.pbtxt');
+    writeFileSync(generated, printModelConfig(preset.server));
+    const same = await cli('diff', generated, '--url', url);
+    expect(same).toMatchObject({ code: 0, stderr: '' });
+    expect(same.stdout).toContain(`the server runs '${MODEL}' as configured`);
+
+    const edited = join(dir, 'edited.pbtxt');
+    writeFileSync(
+      edited,
+      printModelConfig(preset.server)
+        .replace('max_queue_delay_microseconds: 10000', 'max_queue_delay_microseconds: 2000')
+        .replace('max_queue_size: 16', 'max_queue_size: 8'),
+    );
+    const changed = await cli('diff', edited, '--url', url);
+    expect(changed.code).toBe(1);
+    expect(changed.stdout).toContain(
+      `~ dynamic_batching.max_queue_delay_microseconds: ${edited} has 2000, the server has 10000`,
+    );
+    expect(changed.stdout).toContain(
+      `~ dynamic_batching.priority_queue_policy[1].max_queue_size: ${edited} has 8, the server has 16`,
+    );
+    expect(changed.stdout).toContain('2 difference(s)');
+  });
+
+  it('apply: loads the edited file as an override, then the live config matches it', async () => {
+    const url = sharedTriton().grpcAddress;
+    const edited = join(dir, 'applied.pbtxt');
+    writeFileSync(
+      edited,
+      printModelConfig(preset.server).replace('max_queue_size: 16', 'max_queue_size: 12'),
+    );
+    // The model is not in the server's repository (it came as a file override): send its file again.
+    const modelPy = join(dir, 'model.py');
+    writeFileSync(modelPy, IDENTITY_PY);
+    const applied = await cli('apply', edited, '--url', url, '--file', `1/model.py=${modelPy}`);
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toContain(`loaded '${MODEL}' with ${edited} as its config`);
+    const batching = (await client.modelConfig(MODEL)).schedulingChoice;
+    expect(batching.case === 'dynamicBatching' && batching.value.priorityQueuePolicy[1]?.maxQueueSize).toBe(
+      12,
+    );
+    expect((await cli('diff', edited, '--url', url)).code).toBe(0);
   });
 });

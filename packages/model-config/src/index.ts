@@ -2,6 +2,8 @@
 
 export type { CheckPresetOptions } from './check-multi-tenant-preset.js';
 export { checkMultiTenantPreset } from './check-multi-tenant-preset.js';
+export type { ConfigDifference } from './diff-model-config.js';
+export { diffMessages, diffModelConfig } from './diff-model-config.js';
 export type { LintOptions } from './lint-model-config.js';
 export { formatFinding, lintModelConfig, lintOptionsSchema } from './lint-model-config.js';
 export type { LintContext, LintFinding, LintRule, LintSeverity } from './lint-rules.js';
