@@ -13,7 +13,7 @@ const remoteOptions = {
   model: { type: 'string' },
   'timeout-ms': { type: 'string', default: '30000' },
   force: { type: 'boolean', default: false },
-  file: { type: 'string', multiple: true, default: [] },
+  file: { type: 'string', multiple: true },
 } as const;
 
 interface Remote {
@@ -37,7 +37,7 @@ async function openRemote(argv: string[], io: CliIo): Promise<Remote> {
   if (model === '') throw new Error(`${file} has no name; pass --model NAME`);
   const timeoutMs = numberFlag('--timeout-ms', values['timeout-ms']);
   const files: Record<string, Uint8Array> = {};
-  for (const pair of values.file) {
+  for (const pair of values.file ?? []) {
     const at = pair.indexOf('=');
     if (at <= 0 || at === pair.length - 1)
       throw new Error(`--file takes MODEL_PATH=LOCAL_PATH (e.g. 1/model.py=./model.py), got '${pair}'`);
