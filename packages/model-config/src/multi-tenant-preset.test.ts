@@ -1,7 +1,8 @@
 import { clone } from '@bufbuild/protobuf';
 import { resolveMicroBatcherOptions } from '@infergate/batcher';
-import { InfergateError } from '@infergate/core';
+import { InfergateError, type InferTransport } from '@infergate/core';
 import { ModelConfigSchema, ModelQueuePolicy_TimeoutAction } from '@infergate/core/proto';
+import { createRouter } from '@infergate/router';
 import { describe, expect, it } from 'vitest';
 import { checkMultiTenantPreset } from './check-multi-tenant-preset.js';
 import { lintModelConfig } from './lint-model-config.js';
@@ -57,7 +58,7 @@ describe('createMultiTenantPreset', () => {
     expect(lintModelConfig(server, { latencyBudgetMs: 50, gpus: 0, streamingClient: false })).toEqual([]);
   });
 
-  it('gives the client the same levels, weights, batch size and delay; the batcher takes its options', () => {
+  it('gives the client the same levels, weights, batch size and delay; the batcher and router take them', async () => {
     const { client } = createMultiTenantPreset(options);
     expect(client.batcher).toEqual({
       maxBatchSize: 64,
@@ -73,6 +74,18 @@ describe('createMultiTenantPreset', () => {
       retry: { maxRetries: 1, baseDelayMs: 5, maxDelayMs: 12.5 },
     });
     expect(resolveMicroBatcherOptions(client.batcher)).toMatchObject({ priorityLevels: 3, maxBatchSize: 64 });
+    // The router takes its settings as they are (nothing is called here).
+    const transport: InferTransport = {
+      infer: () => Promise.reject(new Error('not called')),
+      stream: () => ({
+        [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error('not called')) }),
+      }),
+    };
+    await createRouter({ targets: [{ name: 'triton', transport }], ...client.router }).close();
+    // …and it does check them: an attempt timeout that is not a whole number of ms is refused.
+    expect(() =>
+      createRouter({ targets: [{ name: 'triton', transport }], ...client.router, attemptTimeoutMs: 1.5 }),
+    ).toThrow(InfergateError);
   });
 
   it('honours maxBatchSize and maxQueueDelayMs', () => {

@@ -1,8 +1,9 @@
 // Runs against real servers on 127.0.0.1: the reference Triton-compatible server (@infergate/testing,
 // real gRPC) and the fake OpenAI HTTP server with @infergate/llm's OpenAI client.
 import { createMicroBatcher } from '@infergate/batcher';
-import { createTritonClient, type InfergateError, type TritonClient } from '@infergate/core';
+import { createTritonClient, type InfergateError, sleep, type TritonClient } from '@infergate/core';
 import { createOpenAIChatModel } from '@infergate/llm';
+import { createRouter } from '@infergate/router';
 import { type FakeLlmServer, startFakeOpenAI, startTestServer, type TestServer } from '@infergate/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { installInMemoryTracing } from '../../../test/unit/otel.js';
@@ -203,6 +204,39 @@ describe('a pipeline across two Triton models and one LLM step', () => {
   });
 });
 
+describe('per-step transport', () => {
+  it('a step through a router, next to a step straight to the endpoint', async () => {
+    // The router owns its targets' transports (close() closes them): give it a client of its own.
+    const routed = createTritonClient({ url: server.url, enableGpuIpc: false });
+    const router = createRouter({ targets: [{ name: 'primary', transport: routed.transport }] });
+    const step = (transport: typeof client.transport) =>
+      tritonStep({
+        transport,
+        model: 'identity',
+        inputs: { INPUT0: { datatype: 'FP32' } },
+        outputs: { OUTPUT0: { datatype: 'FP32' } },
+      });
+    const pipeline = createPipeline({
+      name: 'transports',
+      inputs: { x: { kind: 'tensor', datatype: 'FP32' } },
+      steps: {
+        routed: { step: step(router), inputs: { INPUT0: 'input.x' } },
+        direct: { step: step(client.transport), inputs: { INPUT0: 'routed.OUTPUT0' } },
+      },
+      outputs: { y: 'direct.OUTPUT0' },
+    });
+    try {
+      const before = server.calls.length;
+      const result = await pipeline.run({ x: fp32([7, 8]) });
+      expect(Array.from((result.outputs.y as Tensor).data as Float32Array)).toEqual([7, 8]);
+      expect(server.calls.slice(before).map((call) => call.model)).toEqual(['identity', 'identity']);
+    } finally {
+      await router.close();
+      await routed.close();
+    }
+  });
+});
+
 describe('concurrency and failure', () => {
   it('runs independent steps at once', async () => {
     // Each branch waits until the other has started: run one after the other, this deadlocks and the
@@ -249,6 +283,18 @@ describe('concurrency and failure', () => {
           }),
           inputs: { text: 'slow.text' },
         },
+        // Waits until the LLM call has reached its server, so the failure below finds it running.
+        gate: {
+          step: functionStep({
+            inputs: { pixels: { kind: 'tensor', datatype: 'FP32' } },
+            outputs: { pixels: { kind: 'tensor', datatype: 'FP32' } },
+            run: async ({ pixels: value }, { signal }) => {
+              for (let waited = 0; llm.calls === 0 && waited < 10_000; waited += 20) await sleep(20, signal);
+              return { outputs: { pixels: value } };
+            },
+          }),
+          inputs: { pixels: 'input.pixels' },
+        },
         broken: {
           step: tritonStep({
             transport: client.transport,
@@ -256,14 +302,15 @@ describe('concurrency and failure', () => {
             inputs: { INPUT0: { datatype: 'FP32' } },
             outputs: { OUTPUT0: { datatype: 'FP32' } },
           }),
-          inputs: { INPUT0: 'input.pixels' },
+          inputs: { INPUT0: 'gate.pixels' },
         },
       },
       outputs: {},
     });
-    const running = pipeline.run({ pixels }, { timeoutMs: 60_000 }).catch((caught: unknown) => caught);
-    await expect.poll(() => llm.calls, { timeout: 10_000 }).toBe(1);
-    const error = (await running) as InfergateError;
+    const error = (await pipeline
+      .run({ pixels }, { timeoutMs: 60_000 })
+      .catch((caught: unknown) => caught)) as InfergateError;
+    expect(llm.calls).toBe(1);
     expect(error.message).toContain("step 'broken' failed");
     expect(error.details?.steps).toMatchObject({
       broken: { status: 'failed' },

@@ -50,12 +50,7 @@ export class Pipeline {
   constructor(options: PipelineOptions) {
     this.#options = resolve(options);
     this.name = this.#options.name;
-    this.#graph = buildGraph(
-      this.name,
-      this.#options.inputs,
-      Object.fromEntries(Object.entries(this.#options.steps).map(([name, binding]) => [name, binding])),
-      this.#options.outputs,
-    );
+    this.#graph = buildGraph(this.name, this.#options.inputs, this.#options.steps, this.#options.outputs);
   }
 
   /** The order steps would run in if there were no concurrency (dependencies first). */
