@@ -38,7 +38,7 @@ export function llmStep(options: LlmStepOptions): Step {
     async run(values, context) {
       const prompt = options.prompt(values);
       const messages = typeof prompt === 'string' ? [{ role: 'user' as const, content: prompt }] : prompt;
-      const remaining = context.remainingMs();
+      const timeoutMs = context.callTimeoutMs();
       const response = await options.model.chat(
         {
           model: options.modelName,
@@ -47,7 +47,7 @@ export function llmStep(options: LlmStepOptions): Step {
         },
         {
           ...(context.signal === undefined ? {} : { signal: context.signal }),
-          ...(remaining === undefined ? {} : { timeoutMs: Math.max(1, remaining) }),
+          ...(timeoutMs === undefined ? {} : { timeoutMs }),
           ...(context.tenant === undefined ? {} : { tenant: context.tenant }),
         },
       );

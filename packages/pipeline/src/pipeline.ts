@@ -32,6 +32,9 @@ export interface PipelineResult {
   tenant: string | undefined;
 }
 
+/** How much longer than the run's time left a step's call may take (see `StepContext.callTimeoutMs`). */
+const CALL_TIMEOUT_MARGIN_MS = 50;
+
 const tracer = () => trace.getTracer('@infergate/pipeline', VERSION);
 
 /**
@@ -210,6 +213,10 @@ class PipelineRun {
       step: name,
       signal: this.scope.signal,
       remainingMs: () => this.scope.remainingMs(),
+      callTimeoutMs: () => {
+        const remaining = this.scope.remainingMs();
+        return remaining === undefined ? undefined : remaining + CALL_TIMEOUT_MARGIN_MS;
+      },
       tenant: this.tenant,
     };
     const started = performance.now();

@@ -8,6 +8,12 @@ export interface StepContext {
   signal: AbortSignal | undefined;
   /** What is left of the pipeline's one deadline, in ms; undefined without one. */
   remainingMs(): number | undefined;
+  /**
+   * The `timeoutMs` to give a call: the time left plus a small margin. The run's deadline cancels the
+   * call through `signal` first (so the step counts as cancelled, not failed); the server still
+   * learns the deadline and drops work past it.
+   */
+  callTimeoutMs(): number | undefined;
   /** The tenant the run is for: pass it on so batching fairness and cost attribution see it. */
   tenant: string | undefined;
 }

@@ -57,11 +57,11 @@ export function tritonStep(options: TritonStepOptions): Step {
         ...(options.modelVersion === undefined ? {} : { modelVersion: options.modelVersion }),
         outputs: Object.keys(options.outputs).map((name) => ({ name })),
       });
-      const remaining = context.remainingMs();
+      const timeoutMs = context.callTimeoutMs();
       const started = performance.now();
       const response = await options.transport.infer(request, {
         ...(context.signal === undefined ? {} : { signal: context.signal }),
-        ...(remaining === undefined ? {} : { timeoutMs: Math.max(1, remaining) }),
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
         ...(context.tenant === undefined ? {} : { tenant: context.tenant }),
         ...(options.priority === undefined ? {} : { priority: options.priority }),
       });
