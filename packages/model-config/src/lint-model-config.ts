@@ -9,6 +9,8 @@ export const lintOptionsSchema = z
     latencyBudgetMs: z.number().positive().finite().optional(),
     /** GPUs the server has; `instances-over-gpus` needs it. @default none */
     gpus: z.number().int().nonnegative().optional(),
+    /** Most instances of the model one GPU may hold; `instances-over-gpus` checks it with `gpus`. @default none */
+    maxInstancesPerGpu: z.number().int().positive().optional(),
     /** Whether clients call the model on the streaming RPC; `false` makes decoupled models an error. @default none */
     streamingClient: z.boolean().optional(),
     /** Rule ids not to run. @default [] */

@@ -24,6 +24,8 @@ export interface LintContext {
   gpus?: number | undefined;
   /** Whether the client calls the model on the streaming RPC. */
   streamingClient?: boolean | undefined;
+  /** Most instances of this model one GPU may hold (its memory, its share of the GPU). */
+  maxInstancesPerGpu?: number | undefined;
 }
 
 export interface LintRule {
@@ -188,13 +190,15 @@ export const LINT_RULES: readonly LintRule[] = [
   {
     id: 'instances-over-gpus',
     severity: 'error',
-    summary: 'instance groups that need more GPUs than the server declares',
-    check(config, { gpus }) {
+    summary: 'instance groups on GPUs the server does not have, or more instances per GPU than declared',
+    check(config, { gpus, maxInstancesPerGpu }) {
       if (gpus === undefined) return [];
       const found: Found[] = [];
+      const perGpu = new Map<number, number>();
       config.instanceGroup.forEach((group, index) => {
         if (group.kind !== ModelInstanceGroup_Kind.GPU && group.gpus.length === 0) return;
         const path = `instance_group[${index}]`;
+        const count = Math.max(group.count, 1);
         const outside = group.gpus.filter((gpu) => gpu >= gpus);
         if (outside.length > 0) {
           found.push({
@@ -204,10 +208,22 @@ export const LINT_RULES: readonly LintRule[] = [
         } else if (gpus === 0) {
           found.push({
             path: `${path}.kind`,
-            message: `${path} asks for GPU instances (count ${Math.max(group.count, 1)}) on a server with no GPU: the model fails to load. Use kind: KIND_CPU or deploy on a GPU server.`,
+            message: `${path} asks for GPU instances (count ${count}) on a server with no GPU: the model fails to load. Use kind: KIND_CPU or deploy on a GPU server.`,
           });
         }
+        // Triton places `count` instances on every GPU listed, or on every GPU when none is listed.
+        const targets = group.gpus.length > 0 ? group.gpus : Array.from({ length: gpus }, (_, gpu) => gpu);
+        for (const gpu of targets) perGpu.set(gpu, (perGpu.get(gpu) ?? 0) + count);
       });
+      if (maxInstancesPerGpu !== undefined) {
+        for (const [gpu, instances] of [...perGpu].sort(([a], [b]) => a - b)) {
+          if (instances <= maxInstancesPerGpu) continue;
+          found.push({
+            path: 'instance_group',
+            message: `GPU ${gpu} gets ${instances} instances of this model (count is per listed GPU), more than the ${maxInstancesPerGpu} it holds: loading runs out of GPU memory or the instances starve each other. Lower count, or spread the groups over more GPUs.`,
+          });
+        }
+      }
       return found;
     },
   },

@@ -17,6 +17,7 @@ commands:
   lint <config.pbtxt>...      check configs; exit 1 when a rule reports an error
       --latency-budget-ms N   end-to-end budget (enables delay and timeout rules)
       --gpus N                GPUs on the server (enables instances-over-gpus)
+      --max-instances-per-gpu N   with --gpus: most instances of the model per GPU
       --streaming-client      clients call decoupled models on the streaming RPC
       --no-streaming-client   they do not (a decoupled model is then an error)
       --disable id,id         rules not to run
@@ -77,6 +78,7 @@ async function lintCommand(argv: string[], io: CliIo): Promise<number> {
     options: {
       'latency-budget-ms': { type: 'string' },
       gpus: { type: 'string' },
+      'max-instances-per-gpu': { type: 'string' },
       'streaming-client': { type: 'boolean' },
       'no-streaming-client': { type: 'boolean' },
       disable: { type: 'string' },
@@ -91,6 +93,9 @@ async function lintCommand(argv: string[], io: CliIo): Promise<number> {
       ? {}
       : { latencyBudgetMs: numberFlag('--latency-budget-ms', values['latency-budget-ms']) }),
     ...(values.gpus === undefined ? {} : { gpus: numberFlag('--gpus', values.gpus) }),
+    ...(values['max-instances-per-gpu'] === undefined
+      ? {}
+      : { maxInstancesPerGpu: numberFlag('--max-instances-per-gpu', values['max-instances-per-gpu']) }),
     ...(values['streaming-client'] === true ? { streamingClient: true } : {}),
     ...(values['no-streaming-client'] === true ? { streamingClient: false } : {}),
     disable: values.disable === undefined ? [] : values.disable.split(',').filter((id) => id !== ''),
