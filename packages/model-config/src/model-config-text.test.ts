@@ -91,10 +91,25 @@ describe('config.pbtxt', () => {
     const bad = 'name: "m"\ninput [ { name: "x" data_typ: TYPE_FP32 } ]\n';
     expect(() => parseModelConfig(bad, 'm/config.pbtxt')).toThrow(InfergateError);
     expect(() => parseModelConfig(bad, 'm/config.pbtxt')).toThrow(
-      'm/config.pbtxt:2: unknown field "data_typ" for message inference.ModelInput',
+      'm/config.pbtxt:2:21: inference.ModelInput has no field "data_typ"',
     );
     expect(() => parseModelConfig('max_batch_size: "8"')).toThrow(/INVALID_ARGUMENT/);
-    expect(() => parseModelConfig('input [ { data_type: TYPE_FP99 } ]')).toThrow(/TYPE_FP99/);
+    expect(() => parseModelConfig('input [ { data_type: TYPE_FP99 } ]')).toThrow(
+      'config.pbtxt:1:22: "TYPE_FP99" is not a value of inference.DataType',
+    );
+    expect(() => parseModelConfig('max_batch_size: 4294967296')).toThrow(
+      'out of range [-2147483648, 2147483647]',
+    );
+    expect(() => parseModelConfig('name: "a" name: "b"')).toThrow('1:11: field "name" is given twice');
+    expect(() => parseModelConfig('dynamic_batching {} sequence_batching {}')).toThrow(
+      '"dynamic_batching" and "sequence_batching" are both set; oneof "scheduling_choice" takes one',
+    );
+    expect(() => parseModelConfig('name: "unclosed\nmax_batch_size: 1')).toThrow(
+      '1:7: a string is not closed on its line',
+    );
+    expect(() => parseModelConfig('input [ { name: "x" }')).toThrow(
+      'expected "," between list items, got the end of the text',
+    );
   });
 
   it('gives the JSON Triton takes as a load override, with snake_case names', () => {

@@ -135,20 +135,22 @@ describe('text format round trip (property)', () => {
     roundTrip(InferTensorContentsSchema, 2, 150);
   });
 
-  it('reads what protobuf-es toText() writes, and the other way round', () => {
-    fc.assert(
-      fc.property(messageArbitrary(ModelConfigSchema, 4), (generated) => {
-        const original = generated.message as MessageShape<typeof ModelConfigSchema>;
-        const theirs = toText(ModelConfigSchema, original);
-        expect(toJson(ModelConfigSchema, parseTextFormat(ModelConfigSchema, theirs))).toEqual(
-          toJson(ModelConfigSchema, original),
-        );
-        const ours = printTextFormat(ModelConfigSchema, original);
-        expect(toJson(ModelConfigSchema, fromText(ModelConfigSchema, ours))).toEqual(
-          toJson(ModelConfigSchema, original),
-        );
-      }),
-      { numRuns: 50 },
-    );
-  });
+  it.each([
+    ['ModelConfig', ModelConfigSchema, 4],
+    ['ModelInferRequest', ModelInferRequestSchema, 3],
+  ] as const)(
+    '%s: reads what protobuf-es toText() writes, and protobuf-es reads ours',
+    (_, schema, depth) => {
+      fc.assert(
+        fc.property(messageArbitrary(schema, depth), (generated) => {
+          const original = generated.message as MessageShape<typeof schema>;
+          const theirs = toText(schema, original);
+          expect(toJson(schema, parseTextFormat(schema, theirs))).toEqual(toJson(schema, original));
+          const ours = printTextFormat(schema, original);
+          expect(toJson(schema, fromText(schema, ours))).toEqual(toJson(schema, original));
+        }),
+        { numRuns: 60 },
+      );
+    },
+  );
 });

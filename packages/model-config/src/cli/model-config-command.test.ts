@@ -94,7 +94,7 @@ describe('infergate model-config lint', () => {
     expect(missing.stderr).toContain('ENOENT');
     const bad = await cli('lint', file('bad.pbtxt', 'name: "m"\nmax_batch_sise: 4\n'));
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('bad.pbtxt:2: unknown field "max_batch_sise"');
+    expect(bad.stderr).toContain('bad.pbtxt:2:1: inference.ModelConfig has no field "max_batch_sise"');
     expect((await cli('lint', bounded, '--gpus', 'two')).stderr).toContain(
       "--gpus must be a number, got 'two'",
     );
