@@ -76,6 +76,8 @@ from pytriton.utils.workspace import Workspace  # noqa: E402
 # Plain Triton Python-backend models (not PyTriton) copied into the model store:
 # repo_identity, identity_bf16, accumulate. See models/ and README.md.
 PLAIN_MODELS_DIR = pathlib.Path(__file__).resolve().parent / "models"
+# The server-side pipeline examples (an ensemble needs its composing models in a repository).
+EXAMPLE_MODELS_DIR = pathlib.Path(__file__).resolve().parents[2] / "examples" / "triton-models"
 
 HOST = "127.0.0.1"
 
@@ -423,7 +425,7 @@ def main(argv=None) -> int:
 
     started = time.monotonic()
     workspace = Workspace()  # temporary dir under ~/.cache/pytriton, removed by Triton.stop()
-    for model_dir in sorted(PLAIN_MODELS_DIR.iterdir()):
+    for model_dir in sorted([*PLAIN_MODELS_DIR.iterdir(), *EXAMPLE_MODELS_DIR.iterdir()]):
         if (model_dir / "config.pbtxt").is_file() and (only is None or model_dir.name in only):
             shutil.copytree(model_dir, workspace.model_store_path / model_dir.name)
 

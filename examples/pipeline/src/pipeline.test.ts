@@ -1,51 +1,77 @@
 import { createTritonClient, type TritonClient } from '@infergate/core';
-import { startTestServer, type TestServer } from '@infergate/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runPipeline } from './pipeline.js';
+import { createOpenAIChatModel } from '@infergate/llm';
+import { type FakeLlmServer, startFakeOpenAI, startTestServer, type TestServer } from '@infergate/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createClassifyPipeline } from './pipeline.js';
 import { installTracing, spanTree } from './tracing.js';
 
 let tracing: ReturnType<typeof installTracing>;
 let server: TestServer;
+let llm: FakeLlmServer;
 let client: TritonClient;
 
 beforeAll(async () => {
   tracing = installTracing();
   server = await startTestServer();
+  llm = await startFakeOpenAI({ reply: 'strongest feature wins' });
   client = createTritonClient({ url: server.url });
 });
-
+afterEach(() => llm.reset());
 afterAll(async () => {
   await client.close();
+  await llm.close();
   await server.stop();
   await tracing.uninstall();
 });
 
-describe('pipeline example', () => {
-  it('runs identity (BYTES) then add_sub and returns features + bias per record', async () => {
-    const result = await runPipeline(client, ['1,2,3', '10,20,30,40', '0.25']);
-    expect(result.scores.map((row) => row.slice(0, 4))).toEqual([
-      [1.5, 2.5, 3.5, 0.5],
-      [10.5, 20.5, 30.5, 40.5],
-      [0.75, 0.5, 0.5, 0.5],
-    ]);
-    expect(result.scores.every((row) => row.length === 16)).toBe(true);
+const records = (values: string[]) => ({
+  records: { datatype: 'BYTES' as const, shape: [values.length], data: values },
+});
+const pipeline = () =>
+  createClassifyPipeline({
+    triton: client.transport,
+    chat: createOpenAIChatModel({ apiKey: 'test-key', baseURL: llm.url }),
+    chatModel: 'gpt-4o-mini',
   });
 
-  it('puts both stages and both gRPC calls in one trace, carried to the server as traceparent', async () => {
-    const result = await runPipeline(client, ['4,5']);
-    const spans = tracing.spans().filter((span) => span.spanContext().traceId === result.traceId);
-    expect(spanTree(spans)).toEqual([
-      'pipeline',
-      '  stage preprocess',
+describe('pipeline example', () => {
+  it('preprocess and classify on Triton, then an LLM explanation', async () => {
+    const result = await pipeline().run(records(['1,2,3', '10,20,30,40', '0.25,9']));
+    expect(result.outputs).toEqual({
+      labels: ['class-2', 'class-3', 'class-1'],
+      explanation: 'strongest feature wins',
+    });
+    expect(llm.requests[0]?.body).toMatchObject({
+      messages: [{ role: 'user', content: 'In one sentence, explain these labels: class-2 class-3 class-1' }],
+    });
+  });
+
+  it('falls back when the LLM fails: the labels still come back', async () => {
+    llm.setFault({ kind: 'server-error', status: 503 });
+    const result = await pipeline().run(records(['5,1']));
+    expect(result.outputs.labels).toEqual(['class-0']);
+    expect(result.outputs.explanation).toMatch(/^\(no explanation: /);
+    expect(result.steps.explain?.status).toBe('fallback');
+  });
+
+  it('puts every step and every call in one trace, carried to the server as traceparent', async () => {
+    await pipeline().run(records(['4,5']));
+    const run = tracing.spans().findLast((span) => span.name === 'pipeline classify-and-explain');
+    const traceId = run?.spanContext().traceId;
+    const spans = tracing.spans().filter((span) => span.spanContext().traceId === traceId);
+    expect(spanTree(spans).filter((line) => !line.includes('chat') && !line.includes('POST'))).toEqual([
+      'pipeline classify-and-explain',
+      '  pipeline.step preprocess',
       '    inference.GRPCInferenceService/ModelInfer',
-      '  stage score',
+      '  pipeline.step features',
+      '  pipeline.step classify',
       '    inference.GRPCInferenceService/ModelInfer',
+      '  pipeline.step label',
+      '  pipeline.step explain',
     ]);
-    const rpcModels = spans
-      .filter((span) => span.name.endsWith('ModelInfer'))
-      .map((span) => span.attributes['infergate.model']);
-    expect(rpcModels).toEqual(['identity', 'add_sub']);
-    const received = server.calls.filter((call) => call.metadata.traceparent?.includes(result.traceId));
+    const received = server.calls.filter(
+      (call) => traceId !== undefined && call.metadata.traceparent?.includes(traceId),
+    );
     expect(received.map((call) => call.model)).toEqual(['identity', 'add_sub']);
   });
 });

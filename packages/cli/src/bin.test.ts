@@ -32,6 +32,17 @@ async function infergate(...args: string[]) {
 const url = () => ['--url', server.url];
 
 describe('infergate (the bin)', () => {
+  it('model-config lint: exits 1 and names the queue when dynamic batching has no max_queue_size', async () => {
+    const file = join(scratch, 'unbounded.pbtxt');
+    await writeFile(
+      file,
+      'name: "m"\nbackend: "python"\nmax_batch_size: 8\ndynamic_batching { max_queue_delay_microseconds: 100 }\n',
+    );
+    const linted = await infergate('model-config', 'lint', file);
+    expect(linted.code).toBe(1);
+    expect(`${linted.stdout}${linted.stderr}`).toContain('max_queue_size');
+  });
+
   it('health: 0 when the server and the models are ready, 3 when a model is not', async () => {
     const healthy = await infergate('health', 'add_sub', ...url(), '--json');
     expect(healthy.stderr).toBe('');

@@ -1,3 +1,4 @@
+import { run as modelConfig } from '@infergate/model-config/cli';
 import { CommandRegistry } from './command-registry.js';
 import * as config from './commands/config.js';
 import * as health from './commands/health.js';
@@ -28,5 +29,11 @@ export function defaultCommands(): CommandRegistry {
   for (const [name, module] of Object.entries(builtins)) {
     registry.register({ name, summary: module.summary, run: module.run });
   }
+  // Subcommands that live with their package.
+  registry.register({
+    name: 'model-config',
+    summary: 'Lint, generate, diff or apply a Triton model configuration',
+    run: modelConfig,
+  });
   return registry;
 }
