@@ -120,8 +120,11 @@ describe('infergate (the bin)', () => {
     expect(config.code).toBe(0);
     expect(JSON.parse(config.stdout)).toMatchObject({ name: 'add_sub', max_batch_size: 64 });
     const pbtxt = await infergate('config', 'add_sub', '--format', 'pbtxt', ...url());
-    expect(pbtxt.code).toBe(2);
-    expect(pbtxt.stderr).toContain('--format pbtxt is not available yet');
+    expect(pbtxt.code).toBe(0);
+    expect(pbtxt.stdout).toContain('name: "add_sub"');
+    expect(pbtxt.stdout).toContain('max_batch_size: 64');
+    const bad = await infergate('config', 'add_sub', '--format', 'yaml', ...url());
+    expect(bad.code).toBe(2);
   });
 
   it('infer: inputs from values, a JSON file and a .npy file; outputs printed and written as .npy', async () => {
