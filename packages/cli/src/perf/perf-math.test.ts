@@ -2,7 +2,7 @@ import { InfergateError } from '@infergate/core';
 import { describe, expect, it } from 'vitest';
 import { percentileOf, summarizeLatencies } from './latency-summary.js';
 import { parseLoadRange } from './load-range.js';
-import type { WindowSample } from './load-window.js';
+import { rateWindow, type WindowSample } from './load-window.js';
 import { isStable } from './stable-measurement.js';
 
 function sample(completed: number, latencyMs: number): WindowSample {
@@ -46,5 +46,19 @@ describe('perf arithmetic', () => {
     expect(isStable([sample(100, 1), sample(100, 2), sample(100, 1)], options)).toBe(false);
     expect(isStable([sample(10, 1), sample(100, 1), sample(100, 1), sample(100, 1)], options)).toBe(true);
     expect(isStable([sample(0, 0), sample(0, 0), sample(0, 0)], options)).toBe(false);
+  });
+
+  it('rate mode: at most maxOutstanding calls wait, sends beyond are skipped and counted', async () => {
+    // Each call outlasts the 50 ms window, so no answer frees a slot while sends are due.
+    const call = () => new Promise<void>((resolve) => setTimeout(resolve, 1500));
+    const sample = await rateWindow(call, 1000, 'constant', 50, 5);
+    expect(sample.completed).toBe(5);
+    expect(sample.errors).toBe(0);
+    expect(sample.skipped).toBeGreaterThan(0);
+    expect(sample.latencies).toHaveLength(5);
+    const failing = await rateWindow(() => Promise.reject(new Error('boom')), 200, 'poisson', 30, 100);
+    expect(failing.completed).toBe(0);
+    expect(failing.errors).toBeGreaterThan(0);
+    expect(failing.firstError).toBe('boom');
   });
 });
