@@ -8,7 +8,7 @@
 // Per cell: medians over rounds of items/s, p50, p99 and client CPU per call.
 //   pnpm bench unary [--seconds 2] [--rounds 3] [--url HOST:PORT] [--no-python]
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -16,7 +16,7 @@ import { buildInferRequest, createTritonClient } from '@infergate/core';
 import { summarizeLatencies } from '../../packages/cli/src/perf/latency-summary.js';
 import { closedLoopWindow, type WindowSample } from '../../packages/cli/src/perf/load-window.js';
 import { serializeInferRequest, toModelInferRequest } from '../../packages/core/src/internal/infer-wire.js';
-import { type BenchCase, flag, median, packageVersion, ROOT, report } from '../lib.js';
+import { BENCH_DIR, type BenchCase, flag, median, packageVersion, ROOT, report } from '../lib.js';
 
 const SIZES = [
   { label: '', elements: 16 },
@@ -121,6 +121,60 @@ function python(
   };
 }
 
+const ARM_COLORS: Record<Arm, string> = {
+  core: '#1f77b4',
+  floor: '#7f7f7f',
+  tc_aio: '#76b900',
+  tc_sync: '#c5e59a',
+};
+
+/** Grouped bars of items/s per cell, one panel per tensor size (each with its own scale). */
+export function unaryChartSvg(cases: readonly BenchCase[]): string {
+  const width = 720;
+  const panelH = 200;
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${2 * panelH + 60}" font-family="sans-serif" font-size="11">`,
+    `<rect width="${width}" height="${2 * panelH + 60}" fill="#ffffff"/>`,
+  ];
+  SIZES.forEach((size, panel) => {
+    const top = 30 + panel * (panelH + 10);
+    const cells = CONCURRENCIES.map((c) => `${size.label}c${c}`);
+    const rows = cases.filter((entry) => cells.includes(entry.load));
+    const max = Math.max(1, ...rows.map((entry) => entry.itemsPerSec ?? 0));
+    const plotH = panelH - 40;
+    const groupW = (width - 160) / cells.length;
+    const barW = (groupW - 20) / ARMS.length;
+    parts.push(
+      `<text x="60" y="${top}" font-size="13">identity ${size.label ? 'FP32 [1,262144] (1 MiB)' : 'FP32 [1,16]'}: items/s (max ${Math.round(max)})</text>`,
+      `<line x1="60" y1="${top + 10 + plotH}" x2="${width - 100}" y2="${top + 10 + plotH}" stroke="#000"/>`,
+    );
+    cells.forEach((cell, group) => {
+      const x0 = 70 + group * groupW;
+      ARMS.forEach((arm, index) => {
+        const value = rows.find((entry) => entry.load === cell && entry.arm === arm)?.itemsPerSec ?? 0;
+        const h = (value / max) * plotH;
+        const x = x0 + index * barW;
+        parts.push(
+          `<rect x="${x.toFixed(1)}" y="${(top + 10 + plotH - h).toFixed(1)}" width="${(barW - 2).toFixed(1)}" height="${h.toFixed(1)}" fill="${ARM_COLORS[arm]}"/>`,
+          `<text x="${(x + barW / 2).toFixed(1)}" y="${(top + 6 + plotH - h).toFixed(1)}" text-anchor="middle" font-size="9">${Math.round(value)}</text>`,
+        );
+      });
+      parts.push(
+        `<text x="${(x0 + (groupW - 20) / 2).toFixed(1)}" y="${top + plotH + 24}" text-anchor="middle">c${CONCURRENCIES[group]}</text>`,
+      );
+    });
+  });
+  ARMS.forEach((arm, index) => {
+    const y = 50 + index * 18;
+    parts.push(
+      `<rect x="${width - 90}" y="${y - 9}" width="12" height="12" fill="${ARM_COLORS[arm]}"/>`,
+      `<text x="${width - 72}" y="${y + 1}">${arm}</text>`,
+    );
+  });
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}
+
 export async function run(): Promise<void> {
   const seconds = Number(flag('seconds') ?? 2);
   const rounds = Number(flag('rounds') ?? 3);
@@ -206,6 +260,7 @@ export async function run(): Promise<void> {
       const cpu = (arm: Arm) => cell(arm, 'c16')?.extra?.cpuMsPerCall as number;
       ratios.core_cpu_vs_tritonclient_c16 = cpu('core') / cpu('tc_aio');
     }
+    writeFileSync(join(BENCH_DIR, 'results', 'unary.svg'), unaryChartSvg(cases));
     report({
       suite: 'unary',
       versions: { '@infergate/core': packageVersion('core'), server: serverName },
