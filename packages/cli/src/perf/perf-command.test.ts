@@ -142,6 +142,26 @@ describe('infergate perf', () => {
     }
   }, 120_000);
 
+  it('inputs from a JSON file, with shared memory allowed', async () => {
+    const json = join(scratch, 'in.json');
+    await writeFile(json, JSON.stringify([[1, 2, 3, 4]]));
+    const run = await perf(
+      'identity',
+      '--concurrency',
+      '2',
+      '--input',
+      `INPUT0:FP32:1x4:@${json}`,
+      '--shared-memory',
+      '--json',
+    );
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as PerfReport;
+    expect(report.sharedMemory).toBe(true);
+    expect(report.steps).toHaveLength(1);
+    expect(report.steps[0]?.completed).toBeGreaterThan(0);
+    expect(report.steps[0]?.errors).toBe(0);
+  }, 120_000);
+
   it('a wrong command line exits 2 and a missing model exits 1, each with a clear message', async () => {
     const both = await perf('identity', '--concurrency', '1', '--request-rate', '10');
     expect(both.code).toBe(2);
