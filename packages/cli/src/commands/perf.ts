@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { createMicroBatcher } from '@infergate/batcher';
-import type { InferOptions, InputTensor, TritonClient } from '@infergate/core';
+import { InfergateError, type InferOptions, type InputTensor, type TritonClient } from '@infergate/core';
 import type { CliIo } from '../cli-io.js';
 import {
   CONNECTION_HELP,
@@ -206,8 +206,17 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       const options: InferOptions = version !== undefined ? { modelVersion: version } : {};
       const call: PerfCall = () => client.infer(model, inputs, options);
       await call(); // one call first: a wrong input or model fails here with the server's message
-      const counters =
-        values['no-server-stats'] === true ? undefined : () => countersOf(direct, model, version);
+      let counters: (() => Promise<ServerCounters>) | undefined;
+      if (values['no-server-stats'] !== true) {
+        counters = () => countersOf(direct, model, version);
+        // KServe servers without Triton's statistics extension: measure anyway, without server times.
+        await counters().catch((error: unknown) => {
+          counters = undefined;
+          io.stderr(
+            `infergate perf: no server statistics (${InfergateError.from(error).rawMessage}); measuring without them\n`,
+          );
+        });
+      }
       const steps: PerfStep[] = [];
       for (const load of loads) {
         if (io.signal?.aborted) break;
