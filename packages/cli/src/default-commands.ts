@@ -6,6 +6,7 @@ import * as infer from './commands/infer.js';
 import * as load from './commands/load.js';
 import * as metadata from './commands/metadata.js';
 import * as models from './commands/models.js';
+import * as perf from './commands/perf.js';
 import * as serveTest from './commands/serve-test.js';
 import * as stats from './commands/stats.js';
 import * as stream from './commands/stream.js';
@@ -22,6 +23,7 @@ export function defaultCommands(): CommandRegistry {
     infer,
     stream,
     stats,
+    perf,
     load,
     unload,
     'serve-test': serveTest,

@@ -17,7 +17,7 @@ describe('runCli and the command registry', () => {
   it('runs a command another package registers, with the rest of argv', async () => {
     const seen: string[][] = [];
     const registry = defaultCommands().register({
-      name: 'perf',
+      name: 'plugin-example',
       summary: 'Measure a model',
       run: async (argv, io) => {
         seen.push(argv);
@@ -26,19 +26,21 @@ describe('runCli and the command registry', () => {
       },
     });
     const { io, out } = captured();
-    expect(await runCli(['perf', 'add_sub', '--concurrency', '8'], io, registry)).toBe(0);
+    expect(await runCli(['plugin-example', 'add_sub', '--concurrency', '8'], io, registry)).toBe(0);
     expect(seen).toEqual([['add_sub', '--concurrency', '8']]);
     expect(out.join('')).toBe('measured\n');
     const help = captured();
     await runCli(['--help'], help.io, registry);
-    expect(help.out.join('')).toMatch(/^ {2}perf +Measure a model$/m);
+    expect(help.out.join('')).toMatch(/^ {2}plugin-example +Measure a model$/m);
   });
 
   it('refuses a second command of the same name and names that are not kebab-case', () => {
     const registry = new CommandRegistry();
     const run = async () => 0;
-    registry.register({ name: 'model-config', summary: '', run });
-    expect(() => registry.register({ name: 'model-config', summary: '', run })).toThrow(/already registered/);
+    registry.register({ name: 'plugin-example', summary: '', run });
+    expect(() => registry.register({ name: 'plugin-example', summary: '', run })).toThrow(
+      /already registered/,
+    );
     expect(() => registry.register({ name: 'Model Config', summary: '', run })).toThrow(/lower-case/);
   });
 

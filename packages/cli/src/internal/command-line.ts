@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { createTritonClient, ErrorCode, InfergateError, type TritonClient } from '@infergate/core';
+import {
+  type ClientOptions,
+  createTritonClient,
+  ErrorCode,
+  InfergateError,
+  type InferTransport,
+  type TritonClient,
+} from '@infergate/core';
 import { type CliIo, ExitCode } from '../cli-io.js';
 
 /** Options every command that talks to a server takes. */
@@ -87,8 +94,14 @@ function pemFile(path: string, option: string): string {
   }
 }
 
-/** A client for the command's connection options; the caller closes it. */
-export function clientFor(values: ConnectionValues): { client: TritonClient; timeoutMs: number } {
+/**
+ * A client for the command's connection options; the caller closes it. `overrides` lets a command
+ * that measures (perf) turn shared memory on or put a batcher in front.
+ */
+export function clientFor(
+  values: ConnectionValues,
+  overrides: Pick<ClientOptions, 'enableGpuIpc'> & { transport?: InferTransport } = {},
+): { client: TritonClient; timeoutMs: number } {
   const protocol = values.protocol ?? 'grpc';
   if (protocol === 'http') {
     throw usageError('--protocol http is not available yet: this version of the CLI speaks gRPC only');
@@ -112,6 +125,7 @@ export function clientFor(values: ConnectionValues): { client: TritonClient; tim
     // A one-shot command gains nothing from shared memory and should leave no regions behind.
     enableGpuIpc: false,
     tracing: false,
+    ...overrides,
   });
   return { client, timeoutMs };
 }

@@ -1,0 +1,289 @@
+// Suite `unary`: one inference on `identity` (FP32 [1,16] and [1,262144] = 1 MiB), closed loop at
+// c1/c16/c64, against the reference server in its OWN process (so the client's cost is not hidden by
+// a shared event loop). Arms, interleaved in one run with their order rotated each round:
+//   core         @infergate/core (enableGpuIpc: false)
+//   floor        bare @grpc/grpc-js sending the same pre-encoded request bytes, no decoding
+//   tc_aio       NVIDIA's tritonclient.grpc.aio (interop venv), one process per window
+//   tc_sync      tritonclient.grpc with one thread and client per caller (for information)
+// Per cell: medians over rounds of items/s, p50, p99 and client CPU per call.
+//   pnpm bench unary [--seconds 2] [--rounds 3] [--url HOST:PORT] [--no-python]
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { buildInferRequest, createTritonClient } from '@infergate/core';
+import { summarizeLatencies } from '../../packages/cli/src/perf/latency-summary.js';
+import { closedLoopWindow, type WindowSample } from '../../packages/cli/src/perf/load-window.js';
+import { serializeInferRequest, toModelInferRequest } from '../../packages/core/src/internal/infer-wire.js';
+import { BENCH_DIR, type BenchCase, flag, median, packageVersion, ROOT, report } from '../lib.js';
+
+const SIZES = [
+  { label: '', elements: 16 },
+  { label: '1MiB_', elements: 262_144 },
+] as const;
+const CONCURRENCIES = [1, 16, 64];
+const ARMS = ['core', 'floor', 'tc_aio', 'tc_sync'] as const;
+type Arm = (typeof ARMS)[number];
+const PYTHON = join(ROOT, 'test/interop/.venv/bin/python');
+const SCRIPT = join(ROOT, 'bench/suites/unary_tritonclient.py');
+const INFER_PATH = '/inference.GRPCInferenceService/ModelInfer';
+
+/** The few grpc-js members the floor uses (grpc-js is core's dependency, not the bench's). */
+interface BareClient {
+  makeUnaryRequest(
+    path: string,
+    serialize: (value: Buffer) => Buffer,
+    deserialize: (value: Buffer) => Buffer,
+    argument: Buffer,
+    callback: (error: Error | null, value?: Buffer) => void,
+  ): unknown;
+  close(): void;
+}
+interface GrpcModule {
+  Client: new (address: string, credentials: unknown) => BareClient;
+  credentials: { createInsecure(): unknown };
+}
+
+interface Measured {
+  itemsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  cpuMsPerCall: number;
+}
+
+/** The reference server in a child process: `infergate serve-test --port 0 --no-llm --json`. */
+async function startServerProcess(): Promise<{ url: string; child: ChildProcess }> {
+  const tsx = join(ROOT, 'node_modules/.bin/tsx');
+  const child = spawn(
+    tsx,
+    [
+      '--conditions=source',
+      join(ROOT, 'packages/cli/src/bin.ts'),
+      'serve-test',
+      '--port',
+      '0',
+      '--no-llm',
+      '--json',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error('the reference server did not start within 60 s')),
+      60_000,
+    );
+    lines.once('line', (line) => {
+      clearTimeout(timer);
+      resolve((JSON.parse(line) as { triton: string }).triton);
+    });
+    child.once('exit', (code) => reject(new Error(`the reference server exited (${code})`)));
+  });
+  return { url, child };
+}
+
+function fromSample(sample: WindowSample): Measured {
+  const latency = summarizeLatencies(sample.latencies);
+  return {
+    itemsPerSec: (sample.completed * 1000) / sample.elapsedMs,
+    p50Ms: latency.p50Ms,
+    p99Ms: latency.p99Ms,
+    cpuMsPerCall: sample.cpuMs / sample.completed,
+  };
+}
+
+function python(
+  mode: 'aio' | 'sync',
+  url: string,
+  elements: number,
+  concurrency: number,
+  seconds: number,
+): Measured {
+  const run = spawnSync(
+    PYTHON,
+    [SCRIPT, mode, url, 'identity', String(elements), String(concurrency), String(seconds)],
+    { encoding: 'utf8', timeout: (seconds + 60) * 1000 },
+  );
+  if (run.status !== 0) throw new Error(`tritonclient ${mode} failed: ${run.stderr || run.error?.message}`);
+  const out = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as {
+    completed: number;
+    elapsedMs: number;
+    cpuMs: number;
+    p50Ms: number;
+    p99Ms: number;
+  };
+  return {
+    itemsPerSec: (out.completed * 1000) / out.elapsedMs,
+    p50Ms: out.p50Ms,
+    p99Ms: out.p99Ms,
+    cpuMsPerCall: out.cpuMs / out.completed,
+  };
+}
+
+const ARM_COLORS: Record<Arm, string> = {
+  core: '#1f77b4',
+  floor: '#7f7f7f',
+  tc_aio: '#76b900',
+  tc_sync: '#c5e59a',
+};
+
+/** Grouped bars of items/s per cell, one panel per tensor size (each with its own scale). */
+export function unaryChartSvg(cases: readonly BenchCase[]): string {
+  const width = 720;
+  const panelH = 200;
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${2 * panelH + 60}" font-family="sans-serif" font-size="11">`,
+    `<rect width="${width}" height="${2 * panelH + 60}" fill="#ffffff"/>`,
+  ];
+  SIZES.forEach((size, panel) => {
+    const top = 30 + panel * (panelH + 10);
+    const cells = CONCURRENCIES.map((c) => `${size.label}c${c}`);
+    const rows = cases.filter((entry) => cells.includes(entry.load));
+    const max = Math.max(1, ...rows.map((entry) => entry.itemsPerSec ?? 0));
+    const plotH = panelH - 40;
+    const groupW = (width - 160) / cells.length;
+    const barW = (groupW - 20) / ARMS.length;
+    parts.push(
+      `<text x="60" y="${top}" font-size="13">identity ${size.label ? 'FP32 [1,262144] (1 MiB)' : 'FP32 [1,16]'}: items/s (max ${Math.round(max)})</text>`,
+      `<line x1="60" y1="${top + 10 + plotH}" x2="${width - 100}" y2="${top + 10 + plotH}" stroke="#000"/>`,
+    );
+    cells.forEach((cell, group) => {
+      const x0 = 70 + group * groupW;
+      ARMS.forEach((arm, index) => {
+        const value = rows.find((entry) => entry.load === cell && entry.arm === arm)?.itemsPerSec ?? 0;
+        const h = (value / max) * plotH;
+        const x = x0 + index * barW;
+        parts.push(
+          `<rect x="${x.toFixed(1)}" y="${(top + 10 + plotH - h).toFixed(1)}" width="${(barW - 2).toFixed(1)}" height="${h.toFixed(1)}" fill="${ARM_COLORS[arm]}"/>`,
+          `<text x="${(x + barW / 2).toFixed(1)}" y="${(top + 6 + plotH - h).toFixed(1)}" text-anchor="middle" font-size="9">${Math.round(value)}</text>`,
+        );
+      });
+      parts.push(
+        `<text x="${(x0 + (groupW - 20) / 2).toFixed(1)}" y="${top + plotH + 24}" text-anchor="middle">c${CONCURRENCIES[group]}</text>`,
+      );
+    });
+  });
+  ARMS.forEach((arm, index) => {
+    const y = 50 + index * 18;
+    parts.push(
+      `<rect x="${width - 90}" y="${y - 9}" width="12" height="12" fill="${ARM_COLORS[arm]}"/>`,
+      `<text x="${width - 72}" y="${y + 1}">${arm}</text>`,
+    );
+  });
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}
+
+export async function run(): Promise<void> {
+  const seconds = Number(flag('seconds') ?? 2);
+  const rounds = Number(flag('rounds') ?? 3);
+  const withPython = !process.argv.includes('--no-python') && existsSync(PYTHON);
+  const given = flag('url');
+  const server = given === undefined ? await startServerProcess() : undefined;
+  const url = given ?? (server?.url as string);
+  const grpc = createRequire(join(ROOT, 'packages/core/package.json'))('@grpc/grpc-js') as GrpcModule;
+  const core = createTritonClient({ url, enableGpuIpc: false, timeoutMs: 60_000 });
+  const bare = new grpc.Client(url, grpc.credentials.createInsecure());
+  const arms: Arm[] = ARMS.filter((arm) => withPython || !arm.startsWith('tc_'));
+  const cells = new Map<string, Measured[]>();
+  const cases: BenchCase[] = [];
+  const ratios: Record<string, number> = {};
+  try {
+    const serverName = (await core.serverMetadata()).name;
+    for (const size of SIZES) {
+      const data = Float32Array.from({ length: size.elements }, () => Math.random());
+      const inputs = [{ name: 'INPUT0', datatype: 'FP32' as const, shape: [1, size.elements], data }];
+      const request = buildInferRequest('identity', inputs);
+      const bytes = serializeInferRequest(
+        toModelInferRequest(request),
+        request.inputs.map((input) => ('raw' in input ? (input.raw as Uint8Array) : new Uint8Array())),
+      );
+      const coreCall = () => core.infer('identity', inputs);
+      const floorCall = () =>
+        new Promise<Buffer>((resolve, reject) => {
+          bare.makeUnaryRequest(
+            INFER_PATH,
+            (value) => value,
+            (value) => value,
+            bytes,
+            (error, value) => (error ? reject(error) : resolve(value as Buffer)),
+          );
+        });
+      // Warm-up: connections, JIT, the server's first calls.
+      await closedLoopWindow(coreCall, 16, 500);
+      await closedLoopWindow(floorCall, 16, 500);
+      for (const concurrency of CONCURRENCIES) {
+        for (let round = 0; round < rounds; round++) {
+          const order = arms.map((_, index) => arms[(index + round) % arms.length] as Arm);
+          for (const arm of order) {
+            let measured: Measured;
+            if (arm === 'core')
+              measured = fromSample(await closedLoopWindow(coreCall, concurrency, seconds * 1000));
+            else if (arm === 'floor')
+              measured = fromSample(await closedLoopWindow(floorCall, concurrency, seconds * 1000));
+            else
+              measured = python(arm === 'tc_aio' ? 'aio' : 'sync', url, size.elements, concurrency, seconds);
+            const key = `${arm} ${size.label}c${concurrency}`;
+            cells.set(key, [...(cells.get(key) ?? []), measured]);
+          }
+        }
+        for (const arm of arms) {
+          const runs = cells.get(`${arm} ${size.label}c${concurrency}`) ?? [];
+          cases.push({
+            name: `${arm} ${size.label || 'FP32[1,16]_'}c${concurrency}`,
+            arm,
+            load: `${size.label}c${concurrency}`,
+            itemsPerSec: median(runs.map((entry) => entry.itemsPerSec)),
+            p50Ms: median(runs.map((entry) => entry.p50Ms)),
+            p99Ms: median(runs.map((entry) => entry.p99Ms)),
+            extra: {
+              cpuMsPerCall: median(runs.map((entry) => entry.cpuMsPerCall)),
+              rounds: runs,
+            },
+          });
+        }
+      }
+    }
+    const cell = (arm: Arm, load: string) => cases.find((entry) => entry.arm === arm && entry.load === load);
+    const itemsRatio = (a: Arm, b: Arm, load: string) =>
+      (cell(a, load)?.itemsPerSec ?? Number.NaN) / (cell(b, load)?.itemsPerSec ?? Number.NaN);
+    for (const size of SIZES) {
+      for (const concurrency of CONCURRENCIES) {
+        const load = `${size.label}c${concurrency}`;
+        ratios[`core_vs_floor_${load}`] = itemsRatio('core', 'floor', load);
+        if (withPython && concurrency > 1)
+          ratios[`core_vs_tritonclient_${load}`] = itemsRatio('core', 'tc_aio', load);
+      }
+    }
+    if (withPython) {
+      const cpu = (arm: Arm) => cell(arm, 'c16')?.extra?.cpuMsPerCall as number;
+      ratios.core_cpu_vs_tritonclient_c16 = cpu('core') / cpu('tc_aio');
+    }
+    writeFileSync(join(BENCH_DIR, 'results', 'unary.svg'), unaryChartSvg(cases));
+    report({
+      suite: 'unary',
+      versions: { '@infergate/core': packageVersion('core'), server: serverName },
+      cases,
+      ratios,
+      targets: {
+        core_vs_floor_c1: '>= 0.9',
+        core_vs_floor_c16: '>= 0.9',
+        core_vs_floor_c64: '>= 0.9',
+        core_vs_floor_1MiB_c1: '>= 0.9',
+        core_vs_floor_1MiB_c16: '>= 0.9',
+        core_vs_floor_1MiB_c64: '>= 0.9',
+        core_vs_tritonclient_c16: '>= 1.0 (aim 1.5)',
+        core_vs_tritonclient_c64: '>= 1.0 (aim 1.5)',
+        core_vs_tritonclient_1MiB_c16: '>= 1.0 (aim 1.5)',
+        core_vs_tritonclient_1MiB_c64: '>= 1.0 (aim 1.5)',
+        core_cpu_vs_tritonclient_c16: '<= 1.0',
+      },
+      command: `pnpm bench unary --seconds ${seconds} --rounds ${rounds}${given ? ` --url ${given}` : ''}`,
+    });
+  } finally {
+    bare.close();
+    await core.close();
+    server?.child.kill('SIGTERM');
+  }
+}
