@@ -1,5 +1,5 @@
 // Shared helpers for benchmark suites: machine facts, percentiles, and the result file format of
-// ../shared/BENCHMARKS.md (a ratio between arms measured side by side, absolute figures for context).
+// docs/benchmarks.md (a ratio between arms measured side by side, absolute figures for context).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, release, type } from 'node:os';
 import { dirname, join } from 'node:path';
