@@ -58,7 +58,7 @@ async function startServerProcess(): Promise<{ url: string; child: ChildProcess 
   const child = spawn(
     tsx,
     [
-      '--conditions=source',
+      '--conditions=@infergate/source',
       join(ROOT, 'packages/cli/src/bin.ts'),
       'serve-test',
       '--port',

@@ -46,7 +46,7 @@ export async function startServerProcess(options: ServerProcessOptions = {}): Pr
     [
       '--import',
       'tsx',
-      '--conditions=source',
+      '--conditions=@infergate/source',
       join(HERE, 'fixtures', 'chaos-server.ts'),
       '--port',
       String(options.port ?? 0),

@@ -14,7 +14,7 @@ describe(`the runtime program in Node ${process.version} against real Triton`, (
       const url = protocol === 'http' ? `http://${triton.httpAddress}` : triton.grpcAddress;
       const run = await runProgram(process.execPath, [
         TSX_CLI,
-        '--conditions=source',
+        '--conditions=@infergate/source',
         join(RUNTIMES_DIR, `${protocol}-program.ts`),
         url,
         '--triton',

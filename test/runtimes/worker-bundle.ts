@@ -18,7 +18,7 @@ export async function bundleWorker(entry: string, options: { minify?: boolean } 
     platform: 'neutral',
     target: 'es2022',
     mainFields: ['module', 'main'],
-    conditions: ['source', 'workerd', 'worker', 'browser'],
+    conditions: ['@infergate/source', 'workerd', 'worker', 'browser'],
     minify: options.minify ?? false,
     metafile: true,
     logLevel: 'silent',

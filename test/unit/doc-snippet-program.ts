@@ -89,6 +89,29 @@ function isShapeBlock(code: string): boolean {
   );
 }
 
+/** Names a block declares at its top level (variables, destructured names, functions, classes, enums). */
+function declaredNames(code: string): string[] {
+  const source = ts.createSourceFile('block.ts', code, ts.ScriptTarget.Latest, true);
+  const names: string[] = [];
+  const bind = (name: ts.BindingName) => {
+    if (ts.isIdentifier(name)) names.push(name.text);
+    else for (const element of name.elements) if (!ts.isOmittedExpression(element)) bind(element.name);
+  };
+  for (const statement of source.statements) {
+    if (ts.isVariableStatement(statement)) {
+      for (const declaration of statement.declarationList.declarations) bind(declaration.name);
+    } else if (
+      (ts.isFunctionDeclaration(statement) ||
+        ts.isClassDeclaration(statement) ||
+        ts.isEnumDeclaration(statement)) &&
+      statement.name !== undefined
+    ) {
+      names.push(statement.name.text);
+    }
+  }
+  return names;
+}
+
 export function extractDocProgram(doc: string, markdown: string, prelude: string): DocProgram {
   const blocks: DocBlock[] = [...markdown.matchAll(FENCE)].map((match) => ({
     line: markdown.slice(0, match.index).split('\n').length + 1,
@@ -109,17 +132,24 @@ export function extractDocProgram(doc: string, markdown: string, prelude: string
   push(`// Generated from ${doc} by test/unit/doc-snippets.test.ts.`, 0);
   for (const line of importLines(imports)) push(line, blocks[0]?.line ?? 0);
   if (preludeBody.trim() !== '') push(preludeBody.trim(), 0);
+  // A block that declares a name an earlier block declared again shows the same thing another way
+  // (a second `client`): it gets a scope of its own instead of clashing; its names stay inside.
+  const declared = new Set<string>();
   for (const [index, body] of bodies.entries()) {
     const block = blocks[index] as DocBlock;
     const shape = isShapeBlock(block.code);
+    const names = shape ? [] : declaredNames(body);
+    const scoped = names.some((name) => declared.has(name));
+    if (!scoped) for (const name of names) declared.add(name);
     if (shape) push(`namespace Shape${index + 1} {`, block.line);
+    if (scoped) push('{', block.line);
     body
       .trimEnd()
       .split('\n')
       .forEach((line, offset) => {
         push(line, block.line + offset);
       });
-    if (shape) push('}', block.line);
+    if (shape || scoped) push('}', block.line);
   }
   push('export {};', 0);
   return {

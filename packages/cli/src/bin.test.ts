@@ -264,7 +264,7 @@ describe('infergate (the bin)', () => {
   it('serve-test: serves the reference server and the fake LLM APIs until SIGINT', async () => {
     const child = spawn(
       join(root, 'node_modules', '.bin', 'tsx'),
-      ['--conditions=source', bin, 'serve-test', '--port', '0', '--json'],
+      ['--conditions=@infergate/source', bin, 'serve-test', '--port', '0', '--json'],
       {
         cwd: root,
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,7 +1,7 @@
 // One chaos scenario against two reference servers in child processes, run in a process of its
 // own so the test can check that it exits by itself after close() and leaves no rejection
 // unhandled. Prints `RESULT <json>` last.
-//   tsx --conditions=source reference-scenario.ts <kill|blackhole|reset-stream|slow|flapping>
+//   tsx --conditions=@infergate/source reference-scenario.ts <kill|blackhole|reset-stream|slow|flapping>
 import { performance } from 'node:perf_hooks';
 import type { MicroBatcher } from '@infergate/batcher';
 import { buildInferRequest, InfergateError, InferResult } from '@infergate/core';

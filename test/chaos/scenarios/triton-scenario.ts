@@ -1,6 +1,6 @@
 // A chaos scenario against two real Tritons (started by the test), in a process of its own so the
 // test can check that it exits by itself after close(). Prints `RESULT <json>` last.
-//   tsx --conditions=source triton-scenario.ts <kill|blackhole> <a host:port> <b host:port> <a pgid>
+//   tsx --conditions=@infergate/source triton-scenario.ts <kill|blackhole> <a host:port> <b host:port> <a pgid>
 import { createTritonClient } from '@infergate/core';
 import { type CallOutcome, startChaosRig, tally } from '../chaos-rig.js';
 
