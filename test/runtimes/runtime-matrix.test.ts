@@ -37,12 +37,25 @@ function expectPassed(run: ProgramRun): void {
 
 const runners: Record<string, (protocol: 'http' | 'grpc') => Promise<ProgramRun>> = {
   [`node ${process.version}`]: (protocol) =>
-    runProgram(process.execPath, [TSX_CLI, '--conditions=@infergate/source', program(protocol), target(protocol)]),
-  bun: (protocol) => runProgram(bunBinary(), ['--conditions=@infergate/source', program(protocol), target(protocol)]),
+    runProgram(process.execPath, [
+      TSX_CLI,
+      '--conditions=@infergate/source',
+      program(protocol),
+      target(protocol),
+    ]),
+  bun: (protocol) =>
+    runProgram(bunBinary(), ['--conditions=@infergate/source', program(protocol), target(protocol)]),
   deno: (protocol) =>
     runProgram(
       denoBinary(),
-      ['run', '--allow-all', '--sloppy-imports', '--conditions=@infergate/source', program(protocol), target(protocol)],
+      [
+        'run',
+        '--allow-all',
+        '--sloppy-imports',
+        '--conditions=@infergate/source',
+        program(protocol),
+        target(protocol),
+      ],
       { env: { DENO_DIR: join(tmpdir(), 'infergate-deno-cache'), DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' } },
     ),
 };
