@@ -9,6 +9,7 @@ import {
   integerOption,
   parseCommandLine,
   positionals,
+  requireGrpc,
   runCommand,
   toJson,
   usageError,
@@ -34,6 +35,7 @@ throughput, latency percentiles (p50/p90/p95/p99), client CPU per call
 and the server's own queue and compute times (statistics RPC). Each step
 measures windows until --stable-windows consecutive windows agree within
 --tolerance on throughput and mean latency (at most --max-windows).
+gRPC only: --protocol http exits 2.
 
 Example:
   infergate perf identity --concurrency 1:64:x2 --csv perf.csv --svg perf.svg
@@ -159,6 +161,8 @@ const TABLE_HEADER = [
 export async function run(argv: string[], io: CliIo): Promise<number> {
   return runCommand(io, usage, argv, async () => {
     const { values, positionals: rest } = parseCommandLine(argv, { ...CONNECTION_OPTIONS, ...PERF_OPTIONS });
+    // Its client batching and shared memory ride on the gRPC transport; an HTTP arm is not built.
+    requireGrpc(values, 'infergate perf', 'it measures the gRPC client only; use --protocol grpc');
     const [model = ''] = positionals(rest, ['MODEL']);
     if (values.concurrency !== undefined && values['request-rate'] !== undefined) {
       throw usageError('give --concurrency or --request-rate, not both');
