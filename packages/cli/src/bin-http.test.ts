@@ -1,5 +1,11 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runScript, startTestServer, type TestServer } from '@infergate/testing';
+import { generateTestCertificates, runScript, startTestServer, type TestServer } from '@infergate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // The server-calling subcommands with --protocol http, through the real bin, against the reference
@@ -18,7 +24,10 @@ afterAll(async () => {
 });
 
 async function infergate(...args: string[]) {
-  const run = await runScript(bin, { cwd: root, args, killAfterMs: 60_000 });
+  return infergateWith(process.env, ...args);
+}
+async function infergateWith(env: NodeJS.ProcessEnv, ...args: string[]) {
+  const run = await runScript(bin, { cwd: root, args, env, killAfterMs: 60_000 });
   return { code: run.code, stdout: run.stdout, stderr: run.stderr };
 }
 /** An http:// URL: the protocol follows from it. */
@@ -129,6 +138,63 @@ describe('infergate --protocol http (the bin)', () => {
       expect(refused.stderr).toContain('triton-access-token');
     } finally {
       await restricted.stop();
+    }
+  });
+
+  it('https:// goes through TLS: trusted with NODE_EXTRA_CA_CERTS, refused without', async () => {
+    // The reference server's HTTP port is plaintext: a TLS hop in front of it, as a load balancer.
+    const dir = await mkdtemp(join(tmpdir(), 'infergate-cli-https-'));
+    const certificates = generateTestCertificates(dir);
+    const target = new URL(server.httpUrl);
+    const proxy: Server = createServer(
+      { key: certificates.serverKey, cert: certificates.serverCert },
+      (inbound, outbound) => {
+        const forward = request(
+          {
+            host: target.hostname,
+            port: target.port,
+            method: inbound.method,
+            path: inbound.url,
+            headers: inbound.headers,
+          },
+          (answer) => {
+            outbound.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(outbound);
+          },
+        );
+        forward.on('error', () => outbound.destroy());
+        inbound.pipe(forward);
+      },
+    );
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const port = (proxy.address() as AddressInfo).port;
+    try {
+      const env = { ...process.env, NODE_EXTRA_CA_CERTS: join(certificates.dir, 'ca.pem') };
+      const trusted = await infergateWith(env, 'health', 'add_sub', '--url', `https://127.0.0.1:${port}`);
+      expect(trusted.stderr).toBe('');
+      expect(trusted.code).toBe(0);
+      const tlsFlag = await infergateWith(
+        env,
+        'health',
+        '--protocol',
+        'http',
+        '--tls',
+        '--url',
+        `127.0.0.1:${port}`,
+      );
+      expect(tlsFlag.code).toBe(0);
+      const untrusted = await infergate(
+        'health',
+        '--url',
+        `https://127.0.0.1:${port}`,
+        '--timeout-ms',
+        '5000',
+      );
+      expect(untrusted.code).toBe(1);
+      expect(untrusted.stderr).toMatch(/^infergate: UNAVAILABLE: /);
+    } finally {
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
