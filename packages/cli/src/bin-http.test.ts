@@ -117,6 +117,31 @@ describe('infergate --protocol http (the bin)', () => {
     expect(server.repository.loads('repeat').at(-1)?.config).toEqual({ max_batch_size: 0 });
   });
 
+  it('perf over HTTP: one step with server times, every request counted by the server', async () => {
+    const before = server.stats('identity').requests;
+    const run = await infergate(
+      'perf',
+      'identity',
+      ...http(),
+      '--concurrency',
+      '2',
+      '--window-ms',
+      '150',
+      '--max-windows',
+      '3',
+      '--json',
+    );
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report.url).toBe(server.httpUrl);
+    expect(report.steps).toHaveLength(1);
+    const [step] = report.steps;
+    expect(step.completed).toBeGreaterThan(0);
+    expect(step.errors).toBe(0);
+    expect(step.server).toBeDefined();
+    expect(server.stats('identity').requests).toBeGreaterThanOrEqual(before + step.completed);
+  });
+
   it('--token is sent as the triton-access-token header of a restricted HTTP endpoint', async () => {
     const restricted = await startTestServer({
       http: true,
@@ -203,9 +228,17 @@ describe('infergate --protocol http (the bin)', () => {
     const stream = await infergate('stream', 'generate', '--input', 'text_input:BYTES:1:hi', ...http());
     expect(stream.code).toBe(2);
     expect(stream.stderr).toContain('infergate stream is not available over HTTP');
-    const perf = await infergate('perf', 'add_sub', '--protocol', 'http', '--url', hostPort());
-    expect(perf.code).toBe(2);
-    expect(perf.stderr).toContain('infergate perf is not available over HTTP');
+    const batching = await infergate(
+      'perf',
+      'add_sub',
+      '--client-batching',
+      '--protocol',
+      'http',
+      '--url',
+      hostPort(),
+    );
+    expect(batching.code).toBe(2);
+    expect(batching.stderr).toContain('--client-batching and --shared-memory are gRPC only');
     expect(server.stats('generate').requests).toBe(before);
 
     const ca = await infergate('health', ...http(), '--ca', 'ca.pem');
