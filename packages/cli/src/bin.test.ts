@@ -240,9 +240,9 @@ describe('infergate (the bin)', () => {
     const option = await infergate('models', '--colour');
     expect(option.code).toBe(2);
     expect(option.stderr).toContain("Unknown option '--colour'");
-    const http = await infergate('models', '--protocol', 'http', ...url());
+    const http = await infergate('models', '--protocol', 'http', '--url', `grpc://${server.url}`);
     expect(http.code).toBe(2);
-    expect(http.stderr).toContain('--protocol http is not available yet');
+    expect(http.stderr).toContain('is a gRPC URL: --protocol http needs http:// or https://');
     const help = await infergate('--help');
     expect(help.code).toBe(0);
     for (const name of [

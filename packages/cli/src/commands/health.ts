@@ -35,7 +35,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
         );
       } else {
         const lines = [
-          `server ${metadata.name} ${metadata.version} at ${client.grpc.address}`,
+          `server ${metadata.name} ${metadata.version} at ${client.address}`,
           `live   ${live ? 'yes' : 'no'}`,
           `ready  ${ready ? 'yes' : 'no'}`,
           ...models.map((model) => `model ${model}: ${modelReady[model] ? 'ready' : 'not ready'}`),

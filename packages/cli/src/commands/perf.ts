@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { createMicroBatcher } from '@infergate/batcher';
-import { InfergateError, type InferOptions, type InputTensor, type TritonClient } from '@infergate/core';
+import { InfergateError, type InferOptions, type InputTensor } from '@infergate/core';
 import type { CliIo } from '../cli-io.js';
 import {
   CONNECTION_HELP,
@@ -9,11 +9,14 @@ import {
   integerOption,
   parseCommandLine,
   positionals,
+  protocolOf,
   runCommand,
+  serverClientFor,
   toJson,
   usageError,
 } from '../internal/command-line.js';
 import { INPUT_HELP, parseInputSpec } from '../internal/input-spec.js';
+import type { ServerClient } from '../internal/server-client.js';
 import { textTable } from '../internal/text-table.js';
 import { parseLoadRange } from '../perf/load-range.js';
 import { closedLoopWindow, type PerfCall, type RateDistribution, rateWindow } from '../perf/load-window.js';
@@ -34,6 +37,8 @@ throughput, latency percentiles (p50/p90/p95/p99), client CPU per call
 and the server's own queue and compute times (statistics RPC). Each step
 measures windows until --stable-windows consecutive windows agree within
 --tolerance on throughput and mean latency (at most --max-windows).
+Over --protocol http, --client-batching and --shared-memory (gRPC
+client features) exit 2.
 
 Example:
   infergate perf identity --concurrency 1:64:x2 --csv perf.csv --svg perf.svg
@@ -105,8 +110,11 @@ function toleranceOf(text: string | undefined): number {
   return value / 100;
 }
 
+/** What perf calls: the gRPC client, or the HTTP one behind the CLI's `ServerClient`. */
+type PerfClient = Pick<ServerClient, 'infer' | 'modelMetadata' | 'modelStatistics' | 'close'>;
+
 async function countersOf(
-  client: TritonClient,
+  client: PerfClient,
   model: string,
   version: string | undefined,
 ): Promise<ServerCounters> {
@@ -191,12 +199,24 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     const version = values['model-version'];
     const sharedMemory = values['shared-memory'] === true;
 
-    const { client: direct } = clientFor(values, { enableGpuIpc: sharedMemory });
-    const batcher =
-      values['client-batching'] === true ? createMicroBatcher(direct.grpc, { client: direct }) : undefined;
-    const client = batcher
-      ? clientFor(values, { enableGpuIpc: sharedMemory, transport: batcher }).client
-      : direct;
+    const http = protocolOf(values) === 'http';
+    if (http && (sharedMemory || values['client-batching'] === true)) {
+      // The micro-batcher sits on the gRPC transport and shared memory is a gRPC client feature.
+      throw usageError('--client-batching and --shared-memory are gRPC only, not --protocol http');
+    }
+    let direct: PerfClient;
+    let client: PerfClient;
+    let batcher: ReturnType<typeof createMicroBatcher> | undefined;
+    if (http) {
+      direct = serverClientFor(values).client;
+      client = direct;
+    } else {
+      const grpc = clientFor(values, { enableGpuIpc: sharedMemory }).client;
+      batcher =
+        values['client-batching'] === true ? createMicroBatcher(grpc.grpc, { client: grpc }) : undefined;
+      direct = grpc;
+      client = batcher ? clientFor(values, { enableGpuIpc: sharedMemory, transport: batcher }).client : grpc;
+    }
     try {
       let inputs: InputTensor[] = fileInputs;
       if (inputs.length === 0) {
@@ -235,7 +255,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       }
       const report: PerfReport = {
         model,
-        url: values.url ?? '127.0.0.1:8001',
+        url: values.url ?? (http ? 'http://127.0.0.1:8000' : '127.0.0.1:8001'),
         batchSize,
         clientBatching: batcher !== undefined,
         sharedMemory,

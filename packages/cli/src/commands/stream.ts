@@ -2,11 +2,12 @@ import type { CliIo } from '../cli-io.js';
 import {
   CONNECTION_HELP,
   CONNECTION_OPTIONS,
+  clientFor,
   parseCommandLine,
   positionals,
+  requireGrpc,
   runCommand,
   toJson,
-  withClient,
 } from '../internal/command-line.js';
 import { INFER_HELP, INFER_OPTIONS, inferRequestOf } from '../internal/infer-options.js';
 import { resultJson, resultText, writeOutputs } from '../internal/result-output.js';
@@ -17,7 +18,8 @@ export const usage = `Usage: infergate stream MODEL --input NAME:DTYPE:SHAPE:VAL
 
 Sends one request over Triton's streaming RPC and prints each response
 as it arrives, until the server marks the last one. With --json, each
-response is one JSON line. Ctrl-C cancels the stream.
+response is one JSON line. Ctrl-C cancels the stream. gRPC only: KServe
+v2 HTTP answers each request once, so --protocol http exits 2.
 
 Example (a vLLM-style generate model):
   infergate stream generate --input text_input:BYTES:1:hello \\
@@ -31,8 +33,15 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   return runCommand(io, usage, argv, async () => {
     const { values, positionals: rest } = parseCommandLine(argv, { ...CONNECTION_OPTIONS, ...INFER_OPTIONS });
     const [model = ''] = positionals(rest, ['MODEL']);
+    requireGrpc(
+      values,
+      'infergate stream',
+      'KServe v2 HTTP answers each inference request once, so a decoupled ' +
+        "model's responses cannot stream over it; use --protocol grpc",
+    );
     const { inputs, options } = await inferRequestOf(values, io.signal);
-    return withClient(values, async (client, timeoutMs) => {
+    const { client, timeoutMs } = clientFor(values);
+    try {
       let index = 0;
       // The client's timeout bounds each call; a stream gets the same bound for its whole life.
       const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(io.signal ? [io.signal] : [])]);
@@ -49,6 +58,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       }
       if (!values.json) io.stdout(`${index} response${index === 1 ? '' : 's'}\n`);
       return 0;
-    });
+    } finally {
+      await client.close();
+    }
   });
 }

@@ -8,7 +8,9 @@ import {
   type InferTransport,
   type TritonClient,
 } from '@infergate/core';
+import { createHttpClient } from '@infergate/core/http';
 import { type CliIo, ExitCode } from '../cli-io.js';
+import { grpcServerClient, httpServerClient, type ServerClient } from './server-client.js';
 
 /** Options every command that talks to a server takes. */
 export const CONNECTION_OPTIONS = {
@@ -25,13 +27,19 @@ export const CONNECTION_OPTIONS = {
 } as const satisfies ParseArgsConfig['options'];
 
 export const CONNECTION_HELP = `Connection options:
-  -u, --url HOST:PORT     The server (grpc:// or grpcs:// prefix allowed).
-                          Default: 127.0.0.1:8001.
-  --protocol grpc         The wire protocol. Only grpc is available.
-  --tls                   Use TLS with the system's root certificates.
+  -u, --url HOST:PORT     The server (grpc:// or grpcs:// prefix allowed;
+                          http:// or https:// means --protocol http).
+                          Default: 127.0.0.1:8001, over http :8000.
+  --protocol grpc|http    The wire protocol: gRPC (default) or KServe v2
+                          HTTP/REST.
+  --tls                   Use TLS with the system's root certificates
+                          (over http: an https:// URL).
   --ca FILE               Use TLS, trusting the CA certificate in FILE (PEM).
+                          gRPC only.
   --cert FILE --key FILE  Client certificate and key for mutual TLS (PEM).
-  --token TOKEN           Send TOKEN as Triton's access token header.
+                          gRPC only.
+  --token TOKEN           Send TOKEN as Triton's access token header
+                          (triton-access-token over http).
   --timeout-ms MS         Deadline of each call. Default: 10000.
   --json                  Print machine-readable JSON instead of text.
   -h, --help              Print this help.`;
@@ -94,19 +102,77 @@ function pemFile(path: string, option: string): string {
   }
 }
 
+type Protocol = 'grpc' | 'http';
+
+const HTTP_URL = /^https?:\/\//i;
+
+/** `--protocol`, or http when the URL says so; a URL of the other protocol is a usage error. */
+export function protocolOf(values: ConnectionValues): Protocol {
+  const url = values.url;
+  const protocol = values.protocol ?? (url !== undefined && HTTP_URL.test(url) ? 'http' : 'grpc');
+  if (protocol !== 'grpc' && protocol !== 'http') {
+    throw usageError(`--protocol must be grpc or http, got '${protocol}'`);
+  }
+  if (protocol === 'grpc' && url !== undefined && HTTP_URL.test(url)) {
+    throw usageError(`--url ${url} is an HTTP URL: use --protocol http (or a gRPC HOST:PORT)`);
+  }
+  if (protocol === 'http' && url !== undefined && /^grpcs?:\/\//i.test(url)) {
+    throw usageError(`--url ${url} is a gRPC URL: --protocol http needs http:// or https://`);
+  }
+  return protocol;
+}
+
+/** A usage error for a command (or an option) that needs gRPC, when the protocol is http. */
+export function requireGrpc(values: ConnectionValues, what: string, why: string): void {
+  if (protocolOf(values) === 'http') throw usageError(`${what} is not available over HTTP: ${why}`);
+}
+
+const DEFAULT_HTTP_URL = 'http://127.0.0.1:8000';
+
 /**
- * A client for the command's connection options; the caller closes it. `overrides` lets a command
- * that measures (perf) turn shared memory on or put a batcher in front.
+ * An HTTP client for the connection options. The transport is `fetch`, which takes no CA or client
+ * certificate, so those are refused rather than silently ignored; `--tls` turns a bare HOST:PORT
+ * into https:// (the system's roots, or NODE_EXTRA_CA_CERTS).
+ */
+function httpClientFor(values: ConnectionValues, timeoutMs: number): ServerClient {
+  for (const option of ['ca', 'cert', 'key'] as const) {
+    if (values[option] !== undefined) {
+      throw usageError(
+        `--${option} is gRPC only: over HTTP use an https:// URL whose certificate the system ` +
+          'trusts (or NODE_EXTRA_CA_CERTS=FILE)',
+      );
+    }
+  }
+  const given = values.url ?? DEFAULT_HTTP_URL;
+  let url = given;
+  if (!HTTP_URL.test(given)) url = `${values.tls === true ? 'https' : 'http'}://${given}`;
+  else if (values.tls === true && !/^https:/i.test(given)) {
+    throw usageError(`--tls with --url ${given}: use an https:// URL`);
+  }
+  let client: ReturnType<typeof createHttpClient>;
+  try {
+    client = createHttpClient({
+      url,
+      timeoutMs,
+      ...(values.token !== undefined ? { accessToken: values.token } : {}),
+    });
+  } catch (error) {
+    // A URL that does not parse is the user's command line, not the server.
+    throw usageError(`--url: ${InfergateError.from(error).rawMessage}`);
+  }
+  return httpServerClient(client);
+}
+
+/**
+ * A gRPC client for the command's connection options; the caller closes it. `overrides` lets a
+ * command that measures (perf) turn shared memory on or put a batcher in front.
  */
 export function clientFor(
   values: ConnectionValues,
   overrides: Pick<ClientOptions, 'enableGpuIpc'> & { transport?: InferTransport } = {},
 ): { client: TritonClient; timeoutMs: number } {
-  const protocol = values.protocol ?? 'grpc';
-  if (protocol === 'http') {
-    throw usageError('--protocol http is not available yet: this version of the CLI speaks gRPC only');
-  }
-  if (protocol !== 'grpc') throw usageError(`--protocol must be grpc, got '${protocol}'`);
+  const protocol = protocolOf(values);
+  if (protocol === 'http') throw usageError('this command speaks gRPC only, not --protocol http');
   const timeoutMs = integerOption(values['timeout-ms'], 'timeout-ms', DEFAULT_TIMEOUT_MS);
   if ((values.cert === undefined) !== (values.key === undefined)) {
     throw usageError('--cert and --key go together (mutual TLS needs both)');
@@ -128,6 +194,16 @@ export function clientFor(
     ...overrides,
   });
   return { client, timeoutMs };
+}
+
+/** A client over the chosen protocol (`--protocol`, or the URL's scheme); the caller closes it. */
+export function serverClientFor(values: ConnectionValues): { client: ServerClient; timeoutMs: number } {
+  if (protocolOf(values) === 'grpc') {
+    const { client, timeoutMs } = clientFor(values);
+    return { client: grpcServerClient(client), timeoutMs };
+  }
+  const timeoutMs = integerOption(values['timeout-ms'], 'timeout-ms', DEFAULT_TIMEOUT_MS);
+  return { client: httpClientFor(values, timeoutMs), timeoutMs };
 }
 
 /** JSON with bigints as numbers when safe, else strings, and typed arrays as plain arrays. */
@@ -183,12 +259,12 @@ export async function runCommand(
   }
 }
 
-/** Creates a client, runs `use`, and closes the client whatever happens. */
+/** Creates a client (gRPC or HTTP), runs `use`, and closes the client whatever happens. */
 export async function withClient<T>(
   values: ConnectionValues,
-  use: (client: TritonClient, timeoutMs: number) => Promise<T>,
+  use: (client: ServerClient, timeoutMs: number) => Promise<T>,
 ): Promise<T> {
-  const { client, timeoutMs } = clientFor(values);
+  const { client, timeoutMs } = serverClientFor(values);
   try {
     return await use(client, timeoutMs);
   } finally {
