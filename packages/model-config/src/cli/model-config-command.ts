@@ -14,27 +14,31 @@ export type { CliIo } from './cli-io.js';
 export const USAGE = `usage: infergate model-config <command> [options]
 
 commands:
-  lint <config.pbtxt>...      check configs; exit 1 when a rule reports an error
-      --latency-budget-ms N   end-to-end budget (enables delay and timeout rules)
-      --gpus N                GPUs on the server (enables instances-over-gpus)
-      --max-instances-per-gpu N   with --gpus: most instances of the model per GPU
-      --streaming-client      clients call decoupled models on the streaming RPC
-      --no-streaming-client   they do not (a decoupled model is then an error)
-      --disable id,id         rules not to run
-      --strict                warnings fail too
-      --format text|json      output format (default text)
-  generate <spec.json>        print a config.pbtxt from a builder spec, or from a multi-tenant
-                              spec ({ "model": {...}, "tenants": {...} })
-      --out FILE              write the config there instead of stdout
-      --client-out FILE       multi-tenant: write the client settings (JSON) there
+  lint <config.pbtxt>...   check configs; exit 1 when a rule reports an error
+    --latency-budget-ms N  end-to-end budget (enables delay and timeout rules)
+    --gpus N               GPUs on the server (enables instances-over-gpus)
+    --max-instances-per-gpu N
+                           with --gpus: most instances of the model per GPU
+    --streaming-client     clients call decoupled models on the streaming RPC
+    --no-streaming-client  they do not (a decoupled model is then an error)
+    --disable id,id        rules not to run
+    --strict               warnings fail too
+    --format text|json     output format (default text)
+  generate <spec.json>     print a config.pbtxt from a builder spec, or from a
+                           multi-tenant spec ({ "model": …, "tenants": … })
+    --out FILE             write the config there instead of stdout
+    --client-out FILE      multi-tenant: write the client settings (JSON) there
   diff <config.pbtxt> --url HOST:PORT [--model NAME]
-                              compare with the config the server runs; exit 1 when they differ
+                           compare with the config the server runs; exit 1 when
+                           they differ
   apply <config.pbtxt> --url HOST:PORT [--model NAME] [--force]
-                              lint, load with the config as an override, read back, compare
-      --file MODEL_PATH=LOCAL_PATH
-                              also send a model file (repeatable; e.g. 1/model.py=./model.py);
-                              needed for a model that is not in the server's repository
-      --timeout-ms N          per server call (default 30000)
+                           lint, load with the config as an override, read
+                           back, compare
+    --file MODEL_PATH=LOCAL_PATH
+                           also send a model file (repeatable; e.g.
+                           1/model.py=./model.py); needed for a model that is
+                           not in the server's repository
+    --timeout-ms N         per server call (default 30000)
 `;
 
 /**
