@@ -104,7 +104,7 @@ const steps = [
         passed: links.passed + api.passed,
         failed: links.failed + api.failed,
         status: links.status || api.status,
-        seconds: String(Number(links.seconds) + Number(api.seconds)),
+        seconds: (Number(links.seconds) + Number(api.seconds)).toFixed(1),
       };
     },
   ],
