@@ -186,3 +186,17 @@ describe('fail', () => {
     expect(held.code).toBe('DEADLINE_EXCEEDED');
   });
 });
+
+describe('generate', () => {
+  it('answers a request that names no outputs with the outputs it produced, as Triton does', async () => {
+    const texts: string[] = [];
+    for await (const result of client.inferStream('generate', [
+      { name: 'text_input', datatype: 'BYTES', shape: [1], data: ['hello there'] },
+    ])) {
+      const names = result.outputs.map((output) => output.name);
+      expect(names).not.toContain('num_input_tokens');
+      texts.push(...result.output('text_output').strings());
+    }
+    expect(texts.join('')).toContain('hello');
+  });
+});

@@ -190,6 +190,7 @@ export function readInferRequest(
       return found;
     },
     requestedOutputs: requestedOutputs.length > 0 ? requestedOutputs : model.outputs.map((spec) => spec.name),
+    outputsNamed: requestedOutputs.length > 0,
     batchSize: batching ? (batchSize ?? 1) : 1,
     metadata,
   };

@@ -55,6 +55,7 @@ export function buildInferResponse(
   for (const name of request.requestedOutputs) {
     const output = outputs.find((candidate) => candidate.name === name);
     if (output === undefined) {
+      if (!request.outputsNamed) continue;
       throw new RpcError(status.INTERNAL, `model '${request.model}' produced no output '${name}'`);
     }
     let tensor = encodeOutput(request.model, output);

@@ -53,6 +53,11 @@ export interface ExecuteRequest {
   input(name: string): ExecuteInput;
   /** Outputs the response will carry: those requested, or every declared output. */
   readonly requestedOutputs: readonly string[];
+  /**
+   * True when the request named its outputs. Without names, as in Triton, the response carries the
+   * declared outputs the model produced and leaves out the ones it did not.
+   */
+  readonly outputsNamed: boolean;
   /** The batch dimension (`shape[0]` of the first input) for batching models, else 1. */
   readonly batchSize: number;
   /** Request metadata (gRPC headers) as plain strings. */
