@@ -81,7 +81,7 @@ describe('trace continuation through server-side pipelines (own Triton, OpenTele
   it("an ensemble call: the composing models' spans are in our trace", async () => {
     const traceId = await traced(() => client.infer('classify_ensemble', raw));
     await expect
-      .poll(() => names(traceId), { timeout: 15_000 })
+      .poll(() => names(traceId), { timeout: 60_000 })
       .toEqual(expect.arrayContaining(['classify_ensemble', 'preprocess', 'classify']));
   });
 
@@ -92,7 +92,7 @@ describe('trace continuation through server-side pipelines (own Triton, OpenTele
       }
     });
     await expect
-      .poll(() => names(traceId), { timeout: 15_000 })
+      .poll(() => names(traceId), { timeout: 60_000 })
       .toEqual(expect.arrayContaining(['classify_bls', 'preprocess', 'classify']));
   });
 });
