@@ -8,7 +8,7 @@ import {
   NO_SCOPE,
   sleep,
 } from '@infergate/core';
-import { type Span, SpanStatusCode } from '@opentelemetry/api';
+import { SpanStatusCode } from '@opentelemetry/api';
 import type { Breaker, BreakerPermit } from './breaker.js';
 import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
 import {
@@ -24,43 +24,9 @@ import type { ResolvedRouterOptions, RouteNode } from './config.js';
 import { fullJitterDelay } from './full-jitter-delay.js';
 import { RetryBudget } from './retry-budget.js';
 import { isFixedRoute, planRoute } from './route-plan.js';
+import type { Attempted, AttemptHandle, ExecutePolicy, RouteTarget } from './route-target.js';
 import type { AttemptOutcome, RouterEvents } from './router-events.js';
 import { RouterTelemetry } from './router-telemetry.js';
-import type { TargetCooling } from './target-cooling.js';
-
-/** One destination of a router, whatever kind. */
-export interface RouteTarget {
-  readonly name: string;
-  readonly breaker: Breaker;
-  readonly contextWindow: number | undefined;
-  /** Backpressure cool-down: skipped while it lasts. */
-  readonly cooling: TargetCooling;
-}
-
-export interface ExecutePolicy<T> {
-  /** Send only here: no fallback, no retry, no `whenAllOpen` (a pinned sequence). */
-  pinned?: T | undefined;
-  /** Allow retry passes. @default true */
-  retries?: boolean;
-}
-
-/** An attempt in progress; a stream finishes it when the stream ends. */
-export interface AttemptHandle<T> {
-  readonly target: T;
-  readonly attempt: number;
-  readonly scope: CallScope;
-  readonly callScope: CallScope;
-  readonly permit: BreakerPermit;
-  readonly span: Span;
-  readonly started: number;
-  /** Stops the attempt's own timeout (a stream's first answer arrived); the call's deadline stays. */
-  stopTimer(): void;
-}
-
-export interface Attempted<R, T> {
-  value: R;
-  handle: AttemptHandle<T>;
-}
 
 type AttemptResult<R, T> =
   | { ok: true; value: R; handle: AttemptHandle<T> }
@@ -71,6 +37,8 @@ type AttemptFunction<R, T> = (target: T, options: CallOptions, handle: AttemptHa
 const noop = () => {};
 /** No target failed this call yet (most calls): nothing allocated. */
 const NONE: ReadonlySet<never> = new Set();
+
+export type { Attempted, AttemptHandle, ExecutePolicy, RouteTarget };
 
 /**
  * Wires targets to one engine: telemetry over their breakers and breaker state changes re-emitted
