@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { SystemSharedMemoryRegion } from '@infergate/core';
 import { createHttpClient, ErrorCode, type HttpClient, InfergateError } from '@infergate/core/http';
 import { startTestServer, type TestServer } from '@infergate/testing';
@@ -211,6 +213,20 @@ describe('HTTP client: JSON tensors and management', () => {
     }
   });
 
+  it('checks a region before sending it, as the gRPC client does (INVALID_ARGUMENT)', async () => {
+    const refused = async (call: Promise<void>) =>
+      ((await call.catch((e: unknown) => e)) as InfergateError).code;
+    expect(
+      await refused(client.registerSystemSharedMemory({ name: 'r', key: 'no-slash', byteSize: 8 })),
+    ).toBe(ErrorCode.InvalidArgument);
+    expect(await refused(client.registerSystemSharedMemory({ name: 'r', key: '/k', byteSize: 0 }))).toBe(
+      ErrorCode.InvalidArgument,
+    );
+    const emptyHandle = { name: 'r', rawHandle: new Uint8Array(0), deviceId: 0, byteSize: 8 };
+    expect(await refused(client.registerCudaSharedMemory(emptyHandle))).toBe(ErrorCode.InvalidArgument);
+    expect(await client.systemSharedMemoryStatus()).toEqual([]);
+  });
+
   it('an endpoint the server lacks is UNIMPLEMENTED naming the extension', async () => {
     const bare = createHttpClient({ url: server.httpUrl.replace(/\/?$/, '/not-triton') });
     const error = (await bare.modelStatistics('identity').catch((e: unknown) => e)) as InfergateError;
@@ -258,6 +274,47 @@ describe('HTTP port: restricted groups and missing extensions', () => {
     } finally {
       await without.close();
       await withToken.close();
+      await restricted.stop();
+    }
+  });
+
+  it('health checks raise a refused credential (403, 401) instead of answering false', async () => {
+    const restricted = await startTestServer({
+      http: true,
+      restricted: { groups: ['health'], header: 'triton-access-token', value: 'secret' },
+    });
+    // A gateway in front of Triton that wants a bearer token answers 401 to everything.
+    const gateway = createServer((_request, response) => {
+      response
+        .writeHead(401, { 'www-authenticate': 'Bearer', 'content-type': 'text/plain' })
+        .end('Unauthorized');
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    const without = createHttpClient({ url: restricted.httpUrl });
+    const withToken = createHttpClient({ url: restricted.httpUrl, accessToken: 'secret' });
+    const behindGateway = createHttpClient({
+      url: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`,
+    });
+    const failure = async (call: Promise<boolean>) => {
+      const error = (await call.catch((e: unknown) => e)) as InfergateError;
+      return { error: error instanceof InfergateError, code: error.code, status: error.httpStatus };
+    };
+    try {
+      const denied = { error: true, code: ErrorCode.PermissionDenied, status: 403 };
+      expect(await failure(without.serverLive())).toEqual(denied);
+      expect(await failure(without.serverReady())).toEqual(denied);
+      expect(await failure(without.modelReady('add_sub'))).toEqual(denied);
+      expect(await withToken.serverLive()).toBe(true);
+      expect(await withToken.modelReady('no_such_model')).toBe(false);
+      const unauthenticated = { error: true, code: ErrorCode.Unauthenticated, status: 401 };
+      expect(await failure(behindGateway.serverLive())).toEqual(unauthenticated);
+      expect(await failure(behindGateway.serverReady())).toEqual(unauthenticated);
+      expect(await failure(behindGateway.modelReady('add_sub'))).toEqual(unauthenticated);
+    } finally {
+      await without.close();
+      await withToken.close();
+      await behindGateway.close();
+      await new Promise((resolve) => gateway.close(resolve));
       await restricted.stop();
     }
   });

@@ -58,7 +58,12 @@ describe('HTTP transport under the batcher and the router', () => {
     });
     expect(first.gpu.stats().executions).toBeLessThan(24);
     expect(first.gpu.stats().maxBatchSize).toBeGreaterThan(1);
+    // Nothing closes what it was handed: the client leaves the batcher to whoever created it.
     await client.close();
+    const again = createHttpClient({ url: first.httpUrl, transport: batcher });
+    expect((await again.infer('simulated_gpu', row(3))).output('OUTPUT0').toArray()).toEqual([6, -6]);
+    await again.close();
+    await batcher.close();
   });
 
   it('a router over two HTTP endpoints fails over when one is killed', async () => {
@@ -78,6 +83,7 @@ describe('HTTP transport under the batcher and the router', () => {
       expect(second.calls.some((call) => call.method === 'ModelInfer')).toBe(true);
     } finally {
       await client.close();
+      await router.close();
       await first.restart();
     }
   });

@@ -4,8 +4,9 @@ import { Extension, withExtension } from './extension.js';
 import { GRPCInferenceService } from './gen/grpc_service_pb.js';
 import type { ModelConfig } from './gen/model_config_pb.js';
 import { GrpcTransport } from './grpc-transport.js';
-import { buildInferRequest, type InferOptions } from './infer-request.js';
+import type { InferOptions } from './infer-request.js';
 import { hideSecrets } from './internal/hide-secrets.js';
+import { inferStreamThrough, inferThrough } from './internal/infer-calls.js';
 import {
   type ClientOptions,
   clientOptionsSchema,
@@ -22,7 +23,7 @@ import {
   type UnloadModelOptions,
   unloadModel,
 } from './repository.js';
-import { InferResult } from './result.js';
+import type { InferResult } from './result.js';
 import { newSequenceId, Sequence, type SequenceOptions } from './sequence.js';
 import {
   getLogSettings,
@@ -43,8 +44,7 @@ import {
   registerSystemSharedMemory,
   type SystemRegionStatus,
   systemSharedMemoryStatus,
-  unregisterCudaSharedMemory,
-  unregisterSystemSharedMemory,
+  unregisterSharedMemory,
 } from './shared-memory-rpc.js';
 import { type ModelStatistics, toModelStatistics } from './statistics.js';
 import { StreamSession } from './stream-session.js';
@@ -220,26 +220,20 @@ export class TritonClient {
   // ── inference ─────────────────────────────────────────────────────────────────────────────
 
   /** Runs one inference. Inputs are validated and encoded before anything is sent. */
-  async infer(
-    model: string,
-    inputs: readonly InputTensor[],
-    options: InferOptions = {},
-  ): Promise<InferResult> {
-    const request = buildInferRequest(model, inputs, options);
-    return new InferResult(await this.transport.infer(request, options));
+  infer(model: string, inputs: readonly InputTensor[], options: InferOptions = {}): Promise<InferResult> {
+    return inferThrough(this.transport, model, inputs, options);
   }
 
   /**
    * One request, many responses (decoupled models): iterates until Triton's final-response flag.
    * Leaving the loop early, or aborting `signal`, cancels the RPC.
    */
-  async *inferStream(
+  inferStream(
     model: string,
     inputs: readonly InputTensor[],
     options: InferOptions = {},
   ): AsyncIterable<InferResult> {
-    const request = buildInferRequest(model, inputs, options);
-    for await (const response of this.transport.stream(request, options)) yield new InferResult(response);
+    return inferStreamThrough(this.transport, model, inputs, options);
   }
 
   /** A bidirectional stream for many requests; responses are matched to requests by id. */
@@ -325,7 +319,7 @@ export class TritonClient {
 
   /** Unregisters one system region, or all of them when `name` is empty. */
   unregisterSystemSharedMemory(name = '', options: CallOptions = {}): Promise<void> {
-    return unregisterSystemSharedMemory(this.grpc, name, options);
+    return unregisterSharedMemory(this.grpc, 'system', name, options);
   }
 
   registerCudaSharedMemory(region: RegisterCudaRegion, options: CallOptions = {}): Promise<void> {
@@ -337,7 +331,7 @@ export class TritonClient {
   }
 
   unregisterCudaSharedMemory(name = '', options: CallOptions = {}): Promise<void> {
-    return unregisterCudaSharedMemory(this.grpc, name, options);
+    return unregisterSharedMemory(this.grpc, 'cuda', name, options);
   }
 
   /**

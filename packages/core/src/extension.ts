@@ -37,27 +37,34 @@ const MISSING_METHOD =
   /not implement|method not found|unimplemented method|does not support the '[^']+' extension/i;
 
 /**
- * Runs an extension's RPC; if the server answers UNIMPLEMENTED (a KServe v2 server without the
- * extension, such as MLServer for Triton-only calls), the error names the missing extension.
+ * Whether a gRPC error means the method is missing. Only a missing method means a missing
+ * extension: Triton also answers UNIMPLEMENTED for requests it refuses (e.g. setting trace_file
+ * over the network), whose text must survive.
+ */
+export function isMissingMethod(error: unknown): boolean {
+  return (
+    error instanceof InfergateError &&
+    error.code === ErrorCode.Unimplemented &&
+    MISSING_METHOD.test(error.rawMessage)
+  );
+}
+
+/**
+ * Runs an extension's call; if the server answers that it has no such method (`isMissing`: a
+ * KServe v2 server without the extension, such as MLServer for Triton-only calls), the error names
+ * the missing extension. Any other error passes through unchanged.
  */
 export async function withExtension<T>(
   extension: string,
   operation: string,
   endpoint: string,
   call: () => Promise<T>,
+  isMissing: (error: unknown) => boolean = isMissingMethod,
 ): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    // Only a missing method means a missing extension; Triton also answers UNIMPLEMENTED for
-    // requests it refuses (e.g. setting trace_file over the network), whose text must survive.
-    if (
-      error instanceof InfergateError &&
-      error.code === ErrorCode.Unimplemented &&
-      MISSING_METHOD.test(error.rawMessage)
-    ) {
-      throw unsupportedExtension(extension, operation, endpoint, error);
-    }
+    if (isMissing(error)) throw unsupportedExtension(extension, operation, endpoint, error);
     throw error;
   }
 }

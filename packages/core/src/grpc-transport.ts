@@ -15,6 +15,7 @@ import {
 } from './gen/grpc_service_pb.js';
 import { fromGrpcStatus, messageTooLarge } from './grpc-status.js';
 import { assertSafeHeaders } from './header-values.js';
+import { callParameters } from './internal/call-parameters.js';
 import { createCredentials } from './internal/credentials.js';
 import { explainFailedConnect } from './internal/http1-probe.js';
 import {
@@ -48,19 +49,6 @@ const identityBuffer = (value: Buffer) => value;
 
 function methodPath(name: string): string {
   return `/${RPC_SERVICE}/${name}`;
-}
-
-/** Request parameters that CallOptions stand for (Triton reads `priority` as uint64). */
-function callParameters(request: InferRequest, options: CallOptions): Parameters | undefined {
-  if (options.priority === undefined || options.priority === 0) return undefined;
-  if (request.parameters?.priority !== undefined) return undefined;
-  if (!Number.isSafeInteger(options.priority) || options.priority < 0) {
-    throw new InfergateError(
-      ErrorCode.InvalidArgument,
-      `priority must be a non-negative integer, got ${options.priority}`,
-    );
-  }
-  return { priority: { kind: 'uint64', value: BigInt(options.priority) } };
 }
 
 /**

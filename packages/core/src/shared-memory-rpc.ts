@@ -1,8 +1,14 @@
-import { create } from '@bufbuild/protobuf';
-import { ErrorCode, InfergateError } from './errors.js';
+import {
+  create,
+  type DescMessage,
+  type DescMethodUnary,
+  type MessageInitShape,
+  type MessageShape,
+} from '@bufbuild/protobuf';
 import { Extension, withExtension } from './extension.js';
 import { GRPCInferenceService } from './gen/grpc_service_pb.js';
 import type { GrpcTransport } from './grpc-transport.js';
+import { checkCudaRegion, checkSystemRegion } from './internal/shm-regions.js';
 import type { CallOptions } from './transport.js';
 
 const service = GRPCInferenceService.method;
@@ -38,42 +44,50 @@ export interface RegisterCudaRegion {
   byteSize: number;
 }
 
-function positive(value: number, what: string, allowZero = false) {
-  if (!Number.isSafeInteger(value) || value < 0 || (!allowZero && value === 0)) {
-    throw new InfergateError(
-      ErrorCode.InvalidArgument,
-      `${what} must be a ${allowZero ? 'non-negative' : 'positive'} integer`,
-    );
-  }
-  return BigInt(value);
-}
-
 const SYSTEM = Extension.SystemSharedMemory;
 const CUDA = Extension.CudaSharedMemory;
+
+/** One RPC of a shared-memory extension; a server without the extension gets an error naming it. */
+function regionCall<I extends DescMessage, O extends DescMessage>(
+  grpc: GrpcTransport,
+  extension: string,
+  operation: string,
+  method: DescMethodUnary<I, O>,
+  init: MessageInitShape<I>,
+  options: CallOptions,
+): Promise<MessageShape<O>> {
+  return withExtension(extension, operation, grpc.address, () =>
+    grpc.unary(method, create(method.input, init), options),
+  );
+}
+
+// Registration checks a region before anything is sent (internal/shm-regions.ts, shared with HTTP).
 
 export async function registerSystemSharedMemory(
   grpc: GrpcTransport,
   region: RegisterSystemRegion,
   options: CallOptions = {},
 ) {
-  if (!region.key.startsWith('/'))
-    throw new InfergateError(ErrorCode.InvalidArgument, "the shm key must start with '/'");
-  const request = create(service.systemSharedMemoryRegister.input, {
-    name: region.name,
-    key: region.key,
-    offset: positive(region.offset ?? 0, 'offset', true),
-    byteSize: positive(region.byteSize, 'byteSize'),
-  });
-  await withExtension(SYSTEM, 'registerSystemSharedMemory()', grpc.address, () =>
-    grpc.unary(service.systemSharedMemoryRegister, request, options),
-  );
+  const { offset, byteSize, ...named } = checkSystemRegion(region);
+  const init = { ...named, offset: BigInt(offset), byteSize: BigInt(byteSize) };
+  const method = service.systemSharedMemoryRegister;
+  await regionCall(grpc, SYSTEM, 'registerSystemSharedMemory()', method, init, options);
+}
+
+export async function registerCudaSharedMemory(
+  grpc: GrpcTransport,
+  region: RegisterCudaRegion,
+  options: CallOptions = {},
+) {
+  const { deviceId, byteSize, ...named } = checkCudaRegion(region);
+  const init = { ...named, deviceId: BigInt(deviceId), byteSize: BigInt(byteSize) };
+  const method = service.cudaSharedMemoryRegister;
+  await regionCall(grpc, CUDA, 'registerCudaSharedMemory()', method, init, options);
 }
 
 export async function systemSharedMemoryStatus(grpc: GrpcTransport, name = '', options: CallOptions = {}) {
-  const request = create(service.systemSharedMemoryStatus.input, { name });
-  const response = await withExtension(SYSTEM, 'systemSharedMemoryStatus()', grpc.address, () =>
-    grpc.unary(service.systemSharedMemoryStatus, request, options),
-  );
+  const method = service.systemSharedMemoryStatus;
+  const response = await regionCall(grpc, SYSTEM, 'systemSharedMemoryStatus()', method, { name }, options);
   return Object.values(response.regions).map(
     (status): SystemRegionStatus => ({
       name: status.name,
@@ -84,42 +98,9 @@ export async function systemSharedMemoryStatus(grpc: GrpcTransport, name = '', o
   );
 }
 
-/** Unregisters one region, or every system region when `name` is empty. */
-export async function unregisterSystemSharedMemory(
-  grpc: GrpcTransport,
-  name = '',
-  options: CallOptions = {},
-) {
-  const request = create(service.systemSharedMemoryUnregister.input, { name });
-  await withExtension(SYSTEM, 'unregisterSystemSharedMemory()', grpc.address, () =>
-    grpc.unary(service.systemSharedMemoryUnregister, request, options),
-  );
-}
-
-export async function registerCudaSharedMemory(
-  grpc: GrpcTransport,
-  region: RegisterCudaRegion,
-  options: CallOptions = {},
-) {
-  if (!(region.rawHandle instanceof Uint8Array) || region.rawHandle.byteLength === 0) {
-    throw new InfergateError(ErrorCode.InvalidArgument, 'rawHandle must hold the cudaIpcMemHandle_t bytes');
-  }
-  const request = create(service.cudaSharedMemoryRegister.input, {
-    name: region.name,
-    rawHandle: region.rawHandle,
-    deviceId: positive(region.deviceId, 'deviceId', true),
-    byteSize: positive(region.byteSize, 'byteSize'),
-  });
-  await withExtension(CUDA, 'registerCudaSharedMemory()', grpc.address, () =>
-    grpc.unary(service.cudaSharedMemoryRegister, request, options),
-  );
-}
-
 export async function cudaSharedMemoryStatus(grpc: GrpcTransport, name = '', options: CallOptions = {}) {
-  const request = create(service.cudaSharedMemoryStatus.input, { name });
-  const response = await withExtension(CUDA, 'cudaSharedMemoryStatus()', grpc.address, () =>
-    grpc.unary(service.cudaSharedMemoryStatus, request, options),
-  );
+  const method = service.cudaSharedMemoryStatus;
+  const response = await regionCall(grpc, CUDA, 'cudaSharedMemoryStatus()', method, { name }, options);
   return Object.values(response.regions).map(
     (status): CudaRegionStatus => ({
       name: status.name,
@@ -129,9 +110,22 @@ export async function cudaSharedMemoryStatus(grpc: GrpcTransport, name = '', opt
   );
 }
 
-export async function unregisterCudaSharedMemory(grpc: GrpcTransport, name = '', options: CallOptions = {}) {
-  const request = create(service.cudaSharedMemoryUnregister.input, { name });
-  await withExtension(CUDA, 'unregisterCudaSharedMemory()', grpc.address, () =>
-    grpc.unary(service.cudaSharedMemoryUnregister, request, options),
-  );
+const UNREGISTER = {
+  system: {
+    extension: SYSTEM,
+    what: 'unregisterSystemSharedMemory()',
+    rpc: service.systemSharedMemoryUnregister,
+  },
+  cuda: { extension: CUDA, what: 'unregisterCudaSharedMemory()', rpc: service.cudaSharedMemoryUnregister },
+} as const;
+
+/** Unregisters one region of `kind`, or every region of that kind when `name` is empty. */
+export async function unregisterSharedMemory(
+  grpc: GrpcTransport,
+  kind: 'system' | 'cuda',
+  name = '',
+  options: CallOptions = {},
+) {
+  const { extension, what, rpc } = UNREGISTER[kind];
+  await regionCall<DescMessage, DescMessage>(grpc, extension, what, rpc, { name }, options);
 }

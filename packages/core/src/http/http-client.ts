@@ -1,6 +1,7 @@
 import type { ModelMetadata, ModelOptions, ServerMetadata } from '../client.js';
 import { ErrorCode, InfergateError } from '../errors.js';
-import { buildInferRequest, type InferOptions } from '../infer-request.js';
+import type { InferOptions } from '../infer-request.js';
+import { inferStreamThrough, inferThrough } from '../internal/infer-calls.js';
 import { parseOptions } from '../parse-options.js';
 import type {
   LoadModelOptions,
@@ -8,7 +9,7 @@ import type {
   RepositoryModel,
   UnloadModelOptions,
 } from '../repository.js';
-import { InferResult } from '../result.js';
+import type { InferResult } from '../result.js';
 import type { LogSettings, TraceSettings, TraceSettingsOptions, TraceSettingsUpdate } from '../settings.js';
 import type {
   CudaRegionStatus,
@@ -22,6 +23,7 @@ import { applyInterceptors, type CallOptions, type InferTransport } from '../tra
 import { type GenerateRequest, type GenerateResponse, generate, generateStream } from './http-generate.js';
 import * as management from './http-management.js';
 import { type HttpClientSchemaOptions, httpClientOptionsSchema } from './http-options.js';
+import * as sharedMemory from './http-shared-memory.js';
 import { HttpTransport } from './http-transport.js';
 
 export type HttpClientOptions = HttpClientSchemaOptions & {
@@ -90,23 +92,17 @@ export class HttpClient {
   }
 
   /** Runs one inference; inputs are validated and encoded before anything is sent. */
-  async infer(
-    model: string,
-    inputs: readonly InputTensor[],
-    options: InferOptions = {},
-  ): Promise<InferResult> {
-    const request = buildInferRequest(model, inputs, options);
-    return new InferResult(await this.transport.infer(request, options));
+  infer(model: string, inputs: readonly InputTensor[], options: InferOptions = {}): Promise<InferResult> {
+    return inferThrough(this.transport, model, inputs, options);
   }
 
   /** The transport's stream: over HTTP one response per request (decoupled models: `generateStream`). */
-  async *inferStream(
+  inferStream(
     model: string,
     inputs: readonly InputTensor[],
     options: InferOptions = {},
   ): AsyncIterable<InferResult> {
-    const request = buildInferRequest(model, inputs, options);
-    for await (const response of this.transport.stream(request, options)) yield new InferResult(response);
+    return inferStreamThrough(this.transport, model, inputs, options);
   }
 
   /** Triton's generate extension: JSON in, one JSON response out. */
@@ -163,33 +159,35 @@ export class HttpClient {
   }
 
   registerSystemSharedMemory(region: RegisterSystemRegion, options: CallOptions = {}): Promise<void> {
-    return management.registerSystemSharedMemory(this.http, region, options);
+    return sharedMemory.registerSystemSharedMemory(this.http, region, options);
   }
 
   systemSharedMemoryStatus(name = '', options: CallOptions = {}): Promise<SystemRegionStatus[]> {
-    return management.systemSharedMemoryStatus(this.http, name, options);
+    return sharedMemory.systemSharedMemoryStatus(this.http, name, options);
   }
 
   /** Unregisters one system region, or all of them when `name` is empty. */
   unregisterSystemSharedMemory(name = '', options: CallOptions = {}): Promise<void> {
-    return management.unregisterSharedMemory(this.http, 'system', name, options);
+    return sharedMemory.unregisterSharedMemory(this.http, 'system', name, options);
   }
 
   registerCudaSharedMemory(region: RegisterCudaRegion, options: CallOptions = {}): Promise<void> {
-    return management.registerCudaSharedMemory(this.http, region, options);
+    return sharedMemory.registerCudaSharedMemory(this.http, region, options);
   }
 
   cudaSharedMemoryStatus(name = '', options: CallOptions = {}): Promise<CudaRegionStatus[]> {
-    return management.cudaSharedMemoryStatus(this.http, name, options);
+    return sharedMemory.cudaSharedMemoryStatus(this.http, name, options);
   }
 
   unregisterCudaSharedMemory(name = '', options: CallOptions = {}): Promise<void> {
-    return management.unregisterSharedMemory(this.http, 'cuda', name, options);
+    return sharedMemory.unregisterSharedMemory(this.http, 'cuda', name, options);
   }
 
-  /** Ends calls in flight and closes a transport it was given. Idempotent. */
+  /**
+   * Ends the calls in flight on the client's own endpoint. A `transport` the client was handed is
+   * not closed: whoever created it closes it (nothing closes what it was handed). Idempotent.
+   */
   async close(): Promise<void> {
-    if (this.transport !== this.http) await this.transport.close?.();
     this.http.close();
   }
 }

@@ -1,6 +1,6 @@
 import type { ModelMetadata, ModelOptions, ServerMetadata, TensorMetadata } from '../client.js';
 import { ErrorCode, InfergateError } from '../errors.js';
-import { Extension, unsupportedExtension } from '../extension.js';
+import { Extension } from '../extension.js';
 import type {
   LoadModelOptions,
   RepositoryIndexOptions,
@@ -8,47 +8,25 @@ import type {
   UnloadModelOptions,
 } from '../repository.js';
 import type { LogSettings, TraceSettings, TraceSettingsOptions, TraceSettingsUpdate } from '../settings.js';
-import type {
-  CudaRegionStatus,
-  RegisterCudaRegion,
-  RegisterSystemRegion,
-  SystemRegionStatus,
-} from '../shared-memory-rpc.js';
 import type { ModelStatistics } from '../statistics.js';
 import type { CallOptions } from '../transport.js';
 import { fromStatisticsJson } from './http-statistics.js';
 import { type HttpExchange, type HttpTransport, modelPath } from './http-transport.js';
+import { base64 } from './internal/base64.js';
+import { withHttpExtension } from './internal/http-extension.js';
 
 // The management endpoints of KServe v2 and Triton's HTTP extensions, returning the same shapes as
 // the gRPC client (model config excepted: Triton's JSON form, as tritonclient.http returns it).
 
 type Json = Record<string, unknown>;
 
-/** A server without the endpoint answers 404/405/501 with a generic text, not a Triton error about a model. */
-const MISSING_ROUTE =
-  /^(not found|method not allowed|not implemented)( \(|$)|not implement|unknown (route|endpoint)/i;
+/** A refused credential says nothing about health: it is raised, as the gRPC client raises it. */
+const AUTH_FAILURES: ReadonlySet<string> = new Set([ErrorCode.Unauthenticated, ErrorCode.PermissionDenied]);
 
-async function withHttpExtension<T>(
-  http: HttpTransport,
-  extension: string,
-  operation: string,
-  call: () => Promise<T>,
-): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (
-      error instanceof InfergateError &&
-      (error.httpStatus === 404 || error.httpStatus === 405 || error.httpStatus === 501) &&
-      MISSING_ROUTE.test(error.rawMessage.trim())
-    ) {
-      throw unsupportedExtension(extension, operation, http.address, error);
-    }
-    throw error;
-  }
-}
-
-/** Health endpoints answer with a status only: any HTTP answer is a boolean, no answer an error. */
+/**
+ * Health endpoints answer with a status only: an HTTP answer is a boolean (Triton says "not ready"
+ * with 400), no answer or a refused credential (401, 403) an error.
+ */
 async function probe(http: HttpTransport, exchange: HttpExchange, options: CallOptions): Promise<boolean> {
   try {
     const open = await http.open(exchange, options);
@@ -56,7 +34,8 @@ async function probe(http: HttpTransport, exchange: HttpExchange, options: CallO
     open.done();
     return true;
   } catch (error) {
-    if (error instanceof InfergateError && error.httpStatus !== undefined) return false;
+    if (error instanceof InfergateError && error.httpStatus !== undefined && !AUTH_FAILURES.has(error.code))
+      return false;
     throw error;
   }
 }
@@ -154,15 +133,6 @@ export async function repositoryIndex(
     state: String(item.state ?? ''),
     reason: String(item.reason ?? ''),
   }));
-}
-
-/** Base64 without Buffer (btoa over a binary string), for file overrides in JSON. */
-function base64(bytes: Uint8Array): string {
-  let binary = '';
-  for (let i = 0; i < bytes.byteLength; i += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(binary);
 }
 
 export async function loadModel(
@@ -267,99 +237,4 @@ export async function logSettings(
       out[key] = value;
   }
   return out;
-}
-
-function regionPath(kind: 'system' | 'cuda', name: string, action: string): string {
-  const base = `/v2/${kind}sharedmemory`;
-  return name === '' ? `${base}/${action}` : `${base}/region/${encodeURIComponent(name)}/${action}`;
-}
-
-function nonNegative(value: number, what: string, allowZero: boolean): number {
-  if (!Number.isSafeInteger(value) || value < 0 || (!allowZero && value === 0)) {
-    throw new InfergateError(
-      ErrorCode.InvalidArgument,
-      `${what} must be a ${allowZero ? 'non-negative' : 'positive'} integer`,
-    );
-  }
-  return value;
-}
-
-export async function registerSystemSharedMemory(
-  http: HttpTransport,
-  region: RegisterSystemRegion,
-  options: CallOptions = {},
-): Promise<void> {
-  if (!region.key.startsWith('/'))
-    throw new InfergateError(ErrorCode.InvalidArgument, "the shm key must start with '/'");
-  const json = {
-    key: region.key,
-    offset: nonNegative(region.offset ?? 0, 'offset', true),
-    byte_size: nonNegative(region.byteSize, 'byteSize', false),
-  };
-  const path = regionPath('system', region.name, 'register');
-  await withHttpExtension(http, Extension.SystemSharedMemory, 'registerSystemSharedMemory()', () =>
-    http.exchange({ method: 'POST', path, json, what: 'registerSystemSharedMemory()' }, options),
-  );
-}
-
-export async function systemSharedMemoryStatus(
-  http: HttpTransport,
-  name = '',
-  options: CallOptions = {},
-): Promise<SystemRegionStatus[]> {
-  const path = regionPath('system', name, 'status');
-  const json = await withHttpExtension(http, Extension.SystemSharedMemory, 'systemSharedMemoryStatus()', () =>
-    http.json<unknown>({ method: 'GET', path, what: 'systemSharedMemoryStatus()' }, options),
-  );
-  return (Array.isArray(json) ? json : []).map((item: Json) => ({
-    name: String(item.name ?? ''),
-    key: String(item.key ?? ''),
-    offset: Number(item.offset ?? 0),
-    byteSize: Number(item.byte_size ?? 0),
-  }));
-}
-
-export async function unregisterSharedMemory(
-  http: HttpTransport,
-  kind: 'system' | 'cuda',
-  name = '',
-  options: CallOptions = {},
-): Promise<void> {
-  const extension = kind === 'system' ? Extension.SystemSharedMemory : Extension.CudaSharedMemory;
-  const operation = kind === 'system' ? 'unregisterSystemSharedMemory()' : 'unregisterCudaSharedMemory()';
-  await withHttpExtension(http, extension, operation, () =>
-    http.exchange({ method: 'POST', path: regionPath(kind, name, 'unregister'), what: operation }, options),
-  );
-}
-
-export async function registerCudaSharedMemory(
-  http: HttpTransport,
-  region: RegisterCudaRegion,
-  options: CallOptions = {},
-): Promise<void> {
-  const json = {
-    raw_handle: { b64: base64(region.rawHandle) },
-    device_id: nonNegative(region.deviceId, 'deviceId', true),
-    byte_size: nonNegative(region.byteSize, 'byteSize', false),
-  };
-  const path = regionPath('cuda', region.name, 'register');
-  await withHttpExtension(http, Extension.CudaSharedMemory, 'registerCudaSharedMemory()', () =>
-    http.exchange({ method: 'POST', path, json, what: 'registerCudaSharedMemory()' }, options),
-  );
-}
-
-export async function cudaSharedMemoryStatus(
-  http: HttpTransport,
-  name = '',
-  options: CallOptions = {},
-): Promise<CudaRegionStatus[]> {
-  const path = regionPath('cuda', name, 'status');
-  const json = await withHttpExtension(http, Extension.CudaSharedMemory, 'cudaSharedMemoryStatus()', () =>
-    http.json<unknown>({ method: 'GET', path, what: 'cudaSharedMemoryStatus()' }, options),
-  );
-  return (Array.isArray(json) ? json : []).map((item: Json) => ({
-    name: String(item.name ?? ''),
-    deviceId: Number(item.device_id ?? 0),
-    byteSize: Number(item.byte_size ?? 0),
-  }));
 }

@@ -1,7 +1,7 @@
 import { type CallScope, createCallScope } from '../call-scope.js';
 import { ErrorCode, InfergateError, type InfergateErrorOptions } from '../errors.js';
 import { Extension } from '../extension.js';
-import type { Parameters } from '../parameters.js';
+import { callParameters } from '../internal/call-parameters.js';
 import { parseOptions } from '../parse-options.js';
 import type { CallOptions, InferRequest, InferResponse, InferTransport } from '../transport.js';
 import {
@@ -48,19 +48,6 @@ export function modelPath(model: string, version?: string): string {
   }
   const base = `/v2/models/${encodeURIComponent(model)}`;
   return version ? `${base}/versions/${encodeURIComponent(version)}` : base;
-}
-
-/** Request parameters that CallOptions stand for (Triton reads `priority` as uint64), as over gRPC. */
-function callParameters(request: InferRequest, options: CallOptions): Parameters | undefined {
-  if (options.priority === undefined || options.priority === 0) return undefined;
-  if (request.parameters?.priority !== undefined) return undefined;
-  if (!Number.isSafeInteger(options.priority) || options.priority < 0) {
-    throw new InfergateError(
-      ErrorCode.InvalidArgument,
-      `priority must be a non-negative integer, got ${options.priority}`,
-    );
-  }
-  return { priority: { kind: 'uint64', value: BigInt(options.priority) } };
 }
 
 /**

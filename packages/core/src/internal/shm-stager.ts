@@ -4,7 +4,7 @@ import { create } from '@bufbuild/protobuf';
 import { Extension } from '../extension.js';
 import { GRPCInferenceService } from '../gen/grpc_service_pb.js';
 import type { GrpcTransport } from '../grpc-transport.js';
-import { registerSystemSharedMemory, unregisterSystemSharedMemory } from '../shared-memory-rpc.js';
+import { registerSystemSharedMemory, unregisterSharedMemory } from '../shared-memory-rpc.js';
 import { SystemSharedMemoryRegion } from '../system-shared-memory.js';
 import { type EncodedTensor, inSharedMemory, sharedMemoryParameters } from '../tensor.js';
 import type { InferRequest } from '../transport.js';
@@ -169,7 +169,7 @@ export class SharedMemoryStager {
   private async discard(pooled: PooledRegion): Promise<void> {
     this.#all.delete(pooled);
     try {
-      await unregisterSystemSharedMemory(this.#grpc, pooled.name, {
+      await unregisterSharedMemory(this.#grpc, 'system', pooled.name, {
         signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
       });
     } catch {
