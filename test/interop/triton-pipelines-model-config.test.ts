@@ -169,6 +169,9 @@ describe('infergate model-config diff/apply against real Triton', () => {
       `~ dynamic_batching.priority_queue_policy[1].max_queue_size: ${edited} has 8, the server has 16`,
     );
     expect(changed.stdout).toContain('2 difference(s)');
+    // Over HTTP the live config comes in Triton's JSON form; read back, it gives the same diff.
+    const overHttp = await cli('diff', edited, '--url', sharedTriton().httpAddress, '--protocol', 'http');
+    expect(overHttp).toEqual(changed);
   });
 
   it('apply: loads the edited file as an override, then the live config matches it', async () => {

@@ -10,7 +10,12 @@ export type { LintContext, LintFinding, LintRule, LintSeverity } from './lint-ru
 export { LINT_RULES } from './lint-rules.js';
 export type { EnumInit, InitValue, MessageInit, ModelConfigInit } from './message-init.js';
 export { buildModelConfig } from './model-config-builder.js';
-export { modelConfigToJson, parseModelConfig, printModelConfig } from './model-config-text.js';
+export {
+  modelConfigFromJson,
+  modelConfigToJson,
+  parseModelConfig,
+  printModelConfig,
+} from './model-config-text.js';
 export type {
   MultiTenantClientSettings,
   MultiTenantPreset,

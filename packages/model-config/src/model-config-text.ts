@@ -1,4 +1,5 @@
-import { toJson } from '@bufbuild/protobuf';
+import { fromJson, type JsonValue, toJson } from '@bufbuild/protobuf';
+import { ErrorCode, InfergateError } from '@infergate/core';
 import { type ModelConfig, ModelConfigSchema } from '@infergate/core/proto';
 import { parseTextFormat } from './parse-text-format.js';
 import { printTextFormat } from './print-text-format.js';
@@ -20,4 +21,21 @@ export function printModelConfig(config: ModelConfig): string {
  */
 export function modelConfigToJson(config: ModelConfig): Record<string, unknown> {
   return toJson(ModelConfigSchema, config, { useProtoFieldName: true }) as Record<string, unknown>;
+}
+
+/**
+ * The reverse of `modelConfigToJson`: a configuration from Triton's JSON form (what
+ * `HttpClient.modelConfig()` and Triton's HTTP `/config` endpoint answer). Fields this proto does
+ * not know (a newer Triton) are ignored; a value of the wrong type is `INVALID_ARGUMENT`.
+ */
+export function modelConfigFromJson(json: Record<string, unknown>, source = 'the JSON config'): ModelConfig {
+  try {
+    return fromJson(ModelConfigSchema, json as JsonValue, { ignoreUnknownFields: true });
+  } catch (error) {
+    throw new InfergateError(
+      ErrorCode.InvalidArgument,
+      `${source} is not a model configuration: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
 }

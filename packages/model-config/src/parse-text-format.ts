@@ -8,6 +8,7 @@ import {
 } from '@bufbuild/protobuf';
 import { type ReflectMessage, reflect } from '@bufbuild/protobuf/reflect';
 import { ErrorCode, InfergateError } from '@infergate/core';
+import { INTEGER_RANGES, isLong } from './internal/integer-ranges.js';
 import { describe, TextFormatError, TextReader, type Token } from './internal/text-reader.js';
 
 /**
@@ -194,29 +195,6 @@ function readBlock(reader: TextReader, message: ReflectMessage): void {
   throw reader.error(open, `expected "{" or "<" to open ${message.desc.typeName}, got ${describe(open)}`);
 }
 
-function isLong(type: ScalarType): boolean {
-  return [
-    ScalarType.INT64,
-    ScalarType.UINT64,
-    ScalarType.SINT64,
-    ScalarType.FIXED64,
-    ScalarType.SFIXED64,
-  ].includes(type);
-}
-
-const RANGES: Partial<Record<ScalarType, readonly [bigint, bigint]>> = {
-  [ScalarType.INT32]: [-(2n ** 31n), 2n ** 31n - 1n],
-  [ScalarType.SINT32]: [-(2n ** 31n), 2n ** 31n - 1n],
-  [ScalarType.SFIXED32]: [-(2n ** 31n), 2n ** 31n - 1n],
-  [ScalarType.UINT32]: [0n, 2n ** 32n - 1n],
-  [ScalarType.FIXED32]: [0n, 2n ** 32n - 1n],
-  [ScalarType.INT64]: [-(2n ** 63n), 2n ** 63n - 1n],
-  [ScalarType.SINT64]: [-(2n ** 63n), 2n ** 63n - 1n],
-  [ScalarType.SFIXED64]: [-(2n ** 63n), 2n ** 63n - 1n],
-  [ScalarType.UINT64]: [0n, 2n ** 64n - 1n],
-  [ScalarType.FIXED64]: [0n, 2n ** 64n - 1n],
-};
-
 function scalar(reader: TextReader, type: ScalarType): unknown {
   if (type === ScalarType.STRING || type === ScalarType.BYTES) {
     const first = reader.next();
@@ -267,7 +245,7 @@ function scalar(reader: TextReader, type: ScalarType): unknown {
   }
   const magnitude = /^0[0-7]+$/.test(token.text) ? BigInt(`0o${token.text.slice(1)}`) : BigInt(token.text);
   const value = negative ? -magnitude : magnitude;
-  const range = RANGES[type];
+  const range = INTEGER_RANGES[type];
   if (range !== undefined && (value < range[0] || value > range[1])) {
     throw reader.error(token, `${value} is out of range [${range[0]}, ${range[1]}]`);
   }

@@ -1,41 +1,27 @@
 import type { CliIo } from '../cli-io.js';
-import {
-  CONNECTION_HELP,
-  CONNECTION_OPTIONS,
-  parseCommandLine,
-  positionals,
-  runCommand,
-  toJson,
-  withClient,
-} from '../internal/command-line.js';
-import { INFER_HELP, INFER_OPTIONS, inferRequestOf } from '../internal/infer-options.js';
-import { resultJson, resultText, writeOutputs } from '../internal/result-output.js';
+import { runCommand, toJson, withClient } from '../internal/command-line.js';
+import { inferRequestOf, inferUsage, parseInferCommandLine } from '../internal/infer-options.js';
+import { filesField, resultJson, resultText, writeOutputs } from '../internal/result-output.js';
 
 export const summary = 'Run one inference and print the outputs';
 
-export const usage = `Usage: infergate infer MODEL --input NAME:DTYPE:SHAPE:VALUES... [options]
+export const usage = inferUsage(`Usage: infergate infer MODEL --input NAME:DTYPE:SHAPE:VALUES... [options]
 
 Sends one inference request and prints each output: its name, datatype,
 shape and values (the first 32 in text mode, all of them with --json).
 
 Example:
   infergate infer add_sub --input INPUT0:FP32:4:1,2,3,4 \\
-    --input INPUT1:FP32:4:@ones.json
-
-${INFER_HELP}
-
-${CONNECTION_HELP}`;
+    --input INPUT1:FP32:4:@ones.json`);
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
   return runCommand(io, usage, argv, async () => {
-    const { values, positionals: rest } = parseCommandLine(argv, { ...CONNECTION_OPTIONS, ...INFER_OPTIONS });
-    const [model = ''] = positionals(rest, ['MODEL']);
+    const { values, model } = parseInferCommandLine(argv);
     const { inputs, options } = await inferRequestOf(values, io.signal);
     return withClient(values, async (client) => {
       const result = await client.infer(model, inputs, options);
-      const written = values['output-dir'] ? await writeOutputs(result, values['output-dir']) : [];
-      if (values.json)
-        io.stdout(`${toJson({ ...resultJson(result), ...(written.length ? { files: written } : {}) })}\n`);
+      const written = await writeOutputs(result, values['output-dir']);
+      if (values.json) io.stdout(`${toJson({ ...resultJson(result), ...filesField(written) })}\n`);
       else {
         io.stdout(`${resultText(result)}\n`);
         for (const path of written) io.stdout(`wrote ${path}\n`);

@@ -1,20 +1,11 @@
 import type { CliIo } from '../cli-io.js';
-import {
-  CONNECTION_HELP,
-  CONNECTION_OPTIONS,
-  clientFor,
-  parseCommandLine,
-  positionals,
-  requireGrpc,
-  runCommand,
-  toJson,
-} from '../internal/command-line.js';
-import { INFER_HELP, INFER_OPTIONS, inferRequestOf } from '../internal/infer-options.js';
-import { resultJson, resultText, writeOutputs } from '../internal/result-output.js';
+import { clientFor, requireGrpc, runCommand, toJson } from '../internal/command-line.js';
+import { inferRequestOf, inferUsage, parseInferCommandLine } from '../internal/infer-options.js';
+import { filesField, resultJson, resultText, writeOutputs } from '../internal/result-output.js';
 
 export const summary = 'Stream the responses of a decoupled model';
 
-export const usage = `Usage: infergate stream MODEL --input NAME:DTYPE:SHAPE:VALUES... [options]
+export const usage = inferUsage(`Usage: infergate stream MODEL --input NAME:DTYPE:SHAPE:VALUES... [options]
 
 Sends one request over Triton's streaming RPC and prints each response
 as it arrives, until the server marks the last one. With --json, each
@@ -23,16 +14,11 @@ v2 HTTP answers each request once, so --protocol http exits 2.
 
 Example (a vLLM-style generate model):
   infergate stream generate --input text_input:BYTES:1:hello \\
-    --input stream:BOOL:1:true --output text_output
-
-${INFER_HELP}
-
-${CONNECTION_HELP}`;
+    --input stream:BOOL:1:true --output text_output`);
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
   return runCommand(io, usage, argv, async () => {
-    const { values, positionals: rest } = parseCommandLine(argv, { ...CONNECTION_OPTIONS, ...INFER_OPTIONS });
-    const [model = ''] = positionals(rest, ['MODEL']);
+    const { values, model } = parseInferCommandLine(argv);
     requireGrpc(
       values,
       'infergate stream',
@@ -46,13 +32,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       // The client's timeout bounds each call; a stream gets the same bound for its whole life.
       const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(io.signal ? [io.signal] : [])]);
       for await (const result of client.inferStream(model, inputs, { ...options, signal })) {
-        const written = values['output-dir']
-          ? await writeOutputs(result, values['output-dir'], `.${index}`)
-          : [];
+        const written = await writeOutputs(result, values['output-dir'], `.${index}`);
         if (values.json)
-          io.stdout(
-            `${toJson({ index, ...resultJson(result), ...(written.length ? { files: written } : {}) }, 0)}\n`,
-          );
+          io.stdout(`${toJson({ index, ...resultJson(result), ...filesField(written) }, 0)}\n`);
         else io.stdout(`#${index} ${resultText(result).split('\n').join(`\n#${index} `)}\n`);
         index++;
       }

@@ -1,5 +1,11 @@
 import type { InferOptions, ParameterValue } from '@infergate/core';
-import { usageError } from './command-line.js';
+import {
+  CONNECTION_HELP,
+  CONNECTION_OPTIONS,
+  parseCommandLine,
+  positionals,
+  usageError,
+} from './command-line.js';
 import { INPUT_HELP, parseInputSpec } from './input-spec.js';
 
 /** Options shared by `infer` and `stream`. */
@@ -20,6 +26,18 @@ Request options:
   --model-version V       A version other than the latest.
   --output-dir DIR        Also write each output as DIR/NAME.npy
                           (stream: DIR/NAME.N.npy for response N).`;
+
+/** The help of `infer` and `stream`: the command's own text, then the request and connection options. */
+export function inferUsage(head: string): string {
+  return `${head}\n\n${INFER_HELP}\n\n${CONNECTION_HELP}`;
+}
+
+/** The command line of `infer` and `stream`: connection and request options, and the MODEL. */
+export function parseInferCommandLine(argv: string[]) {
+  const { values, positionals: rest } = parseCommandLine(argv, { ...CONNECTION_OPTIONS, ...INFER_OPTIONS });
+  const [model = ''] = positionals(rest, ['MODEL']);
+  return { values, model };
+}
 
 function parameterValue(text: string): string | number | boolean {
   if (text === 'true') return true;

@@ -43,8 +43,16 @@ export function resultText(result: InferResult): string {
     .join('\n');
 }
 
-/** Writes each output as DIR/NAME.npy (NAME with path separators replaced); returns the paths. */
-export async function writeOutputs(result: InferResult, directory: string, suffix = ''): Promise<string[]> {
+/**
+ * Writes each output as DIR/NAME.npy (NAME with path separators replaced) when `--output-dir` gave
+ * a directory; returns the paths (none without a directory).
+ */
+export async function writeOutputs(
+  result: InferResult,
+  directory: string | undefined,
+  suffix = '',
+): Promise<string[]> {
+  if (directory === undefined || directory === '') return [];
   await mkdir(directory, { recursive: true });
   const written: string[] = [];
   for (const output of result.outputs) {
@@ -56,4 +64,9 @@ export async function writeOutputs(result: InferResult, directory: string, suffi
     written.push(path);
   }
   return written;
+}
+
+/** The `files` field of a --json result: the .npy paths written, when there are any. */
+export function filesField(written: readonly string[]): { files?: readonly string[] } {
+  return written.length > 0 ? { files: written } : {};
 }

@@ -1,7 +1,7 @@
-import { fromJson, type JsonValue } from '@bufbuild/protobuf';
 import type { ModelOptions, TritonClient } from '@infergate/core';
 import type { HttpClient } from '@infergate/core/http';
-import { type ModelConfig, ModelConfigSchema } from '@infergate/core/proto';
+import type { ModelConfig } from '@infergate/core/proto';
+import { modelConfigFromJson } from '@infergate/model-config';
 
 /** The calls both clients make with the same signatures and results. */
 type SharedCalls = Pick<
@@ -63,8 +63,6 @@ export function httpServerClient(client: HttpClient): ServerClient {
     // The HTTP endpoint answers with the JSON form of the same message (pbtxt field names). Fields
     // this version's schema lacks (a newer server) are skipped rather than failing the command.
     modelConfig: async (model, options) =>
-      fromJson(ModelConfigSchema, (await client.modelConfig(model, options)) as JsonValue, {
-        ignoreUnknownFields: true,
-      }),
+      modelConfigFromJson(await client.modelConfig(model, options), `the server's config of '${model}'`),
   };
 }

@@ -1,8 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createTritonClient } from '@infergate/core';
+import { startTestServer } from '@infergate/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseModelConfig } from '../model-config-text.js';
+import { parseModelConfig, printModelConfig } from '../model-config-text.js';
 import { run } from './model-config-command.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'infergate-model-config-cli-'));
@@ -177,5 +179,44 @@ describe('infergate model-config diff/apply without a server', () => {
     const { code, stderr } = await cli('apply', unbounded, '--url', '127.0.0.1:1');
     expect(code).toBe(1);
     expect(stderr).toContain('not applied (1 lint error(s)); fix them or pass --force');
+  });
+});
+
+describe('infergate model-config diff/apply against the reference server, over gRPC and HTTP', () => {
+  it('the same file gives the same diff over both protocols, and apply over HTTP loads it', async () => {
+    const server = await startTestServer({ http: true });
+    const client = createTritonClient({ url: server.url, enableGpuIpc: false });
+    try {
+      const live = printModelConfig(await client.modelConfig('add_sub'));
+      const edited = file('add_sub.pbtxt', live.replace(/max_batch_size: \d+/, 'max_batch_size: 2'));
+      const overGrpc = await cli('diff', edited, '--url', server.url);
+      const hostPort = new URL(server.httpUrl).host;
+      const overHttp = await cli('diff', edited, '--url', hostPort, '--protocol', 'http');
+      expect(overGrpc.code).toBe(1);
+      expect(overGrpc.stdout).toContain(`~ max_batch_size: ${edited} has 2`);
+      expect(overHttp).toEqual(overGrpc);
+      // An http:// URL says the protocol by itself.
+      expect(await cli('diff', edited, '--url', server.httpUrl)).toEqual(overGrpc);
+
+      // The reference server's add_sub has an unbounded queue: the lint error is shown, --force applies.
+      const applied = await cli('apply', edited, '--url', server.httpUrl, '--force');
+      expect(applied.stderr).toContain('error unbounded-queue');
+      expect(applied).toMatchObject({ code: 0 });
+      expect(applied.stdout).toContain(`loaded 'add_sub' with ${edited} as its config`);
+      expect(server.repository.loads('add_sub').at(-1)?.config).toMatchObject({ max_batch_size: 2 });
+      expect((await client.modelConfig('add_sub')).maxBatchSize).toBe(2);
+    } finally {
+      await client.close();
+      await server.stop();
+    }
+  });
+
+  it('exits 2 on a protocol it does not speak or a URL of the other protocol', async () => {
+    const wrong = await cli('diff', bounded, '--url', '127.0.0.1:1', '--protocol', 'ftp');
+    expect(wrong).toMatchObject({ code: 2 });
+    expect(wrong.stderr).toContain("--protocol must be grpc or http, got 'ftp'");
+    const mixed = await cli('diff', bounded, '--url', 'http://127.0.0.1:1', '--protocol', 'grpc');
+    expect(mixed).toMatchObject({ code: 2 });
+    expect(mixed.stderr).toContain('is an HTTP URL: use --protocol http');
   });
 });

@@ -34,6 +34,8 @@ commands:
   apply <config.pbtxt> --url HOST:PORT [--model NAME] [--force]
                            lint, load with the config as an override, read
                            back, compare
+    --protocol grpc|http   diff and apply: the endpoint's protocol (default
+                           grpc; http when --url starts with http://)
     --file MODEL_PATH=LOCAL_PATH
                            also send a model file (repeatable; e.g.
                            1/model.py=./model.py); needed for a model that is

@@ -1,27 +1,65 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { createTritonClient, type TritonClient } from '@infergate/core';
+import { createTritonClient, type LoadModelOptions } from '@infergate/core';
+import { createHttpClient } from '@infergate/core/http';
 import type { ModelConfig } from '@infergate/core/proto';
 import { diffModelConfig } from '../diff-model-config.js';
 import { formatFinding, lintModelConfig } from '../lint-model-config.js';
-import { modelConfigToJson, parseModelConfig } from '../model-config-text.js';
+import { modelConfigFromJson, modelConfigToJson, parseModelConfig } from '../model-config-text.js';
 import { type CliIo, EXIT } from './cli-io.js';
 import { numberFlag } from './number-flag.js';
 
 const remoteOptions = {
   url: { type: 'string' },
+  protocol: { type: 'string' },
   model: { type: 'string' },
   'timeout-ms': { type: 'string', default: '30000' },
   force: { type: 'boolean', default: false },
   file: { type: 'string', multiple: true },
 } as const;
 
+/** The two calls diff and apply make, over gRPC or HTTP. */
+interface ConfigServer {
+  modelConfig(model: string, call: CallBound): Promise<ModelConfig>;
+  loadModel(model: string, options: LoadModelOptions): Promise<void>;
+  close(): Promise<void>;
+}
+
+type CallBound = { timeoutMs: number; signal?: AbortSignal };
+
+const HTTP_URL = /^https?:\/\//i;
+
+/**
+ * `--protocol grpc|http` (http when the URL starts with http:// or https://). Over HTTP the live
+ * config arrives in Triton's JSON form and is read back into a ModelConfig before the diff.
+ */
+function configServer(url: string, protocol: string | undefined): ConfigServer {
+  const chosen = protocol ?? (HTTP_URL.test(url) ? 'http' : 'grpc');
+  if (chosen === 'grpc') {
+    if (HTTP_URL.test(url)) throw new Error(`--url ${url} is an HTTP URL: use --protocol http`);
+    const client = createTritonClient({ url, enableGpuIpc: false });
+    return {
+      modelConfig: (model, call) => client.modelConfig(model, call),
+      loadModel: (model, options) => client.loadModel(model, options),
+      close: () => client.close(),
+    };
+  }
+  if (chosen !== 'http') throw new Error(`--protocol must be grpc or http, got '${chosen}'`);
+  const client = createHttpClient({ url: HTTP_URL.test(url) ? url : `http://${url}` });
+  return {
+    modelConfig: async (model, call) =>
+      modelConfigFromJson(await client.modelConfig(model, call), `the server's config of '${model}'`),
+    loadModel: (model, options) => client.loadModel(model, options),
+    close: () => client.close(),
+  };
+}
+
 interface Remote {
   file: string;
   local: ModelConfig;
   model: string;
-  client: TritonClient;
-  call: { timeoutMs: number; signal?: AbortSignal };
+  client: ConfigServer;
+  call: CallBound;
   force: boolean;
   /** File overrides for `apply`, by path inside the model directory. */
   files: Record<string, Uint8Array>;
@@ -31,7 +69,8 @@ async function openRemote(argv: string[], io: CliIo): Promise<Remote> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: remoteOptions });
   const [file] = positionals;
   if (file === undefined || positionals.length > 1) throw new Error('name one config.pbtxt');
-  if (values.url === undefined) throw new Error('--url HOST:PORT is required (the Triton gRPC endpoint)');
+  if (values.url === undefined)
+    throw new Error('--url HOST:PORT is required (the Triton endpoint: gRPC, or HTTP with --protocol http)');
   const local = parseModelConfig(await readFile(file, 'utf8'), file);
   const model = values.model ?? local.name;
   if (model === '') throw new Error(`${file} has no name; pass --model NAME`);
@@ -47,7 +86,7 @@ async function openRemote(argv: string[], io: CliIo): Promise<Remote> {
     file,
     local,
     model,
-    client: createTritonClient({ url: values.url, enableGpuIpc: false }),
+    client: configServer(values.url, values.protocol),
     call: io.signal === undefined ? { timeoutMs } : { timeoutMs, signal: io.signal },
     force: values.force,
     files,

@@ -8,6 +8,7 @@ import {
 } from '@bufbuild/protobuf';
 import { type ReflectMessage, reflect } from '@bufbuild/protobuf/reflect';
 import { ErrorCode, InfergateError } from '@infergate/core';
+import { INTEGER_RANGES, isLong } from './integer-ranges.js';
 
 /**
  * Builds a message of `desc` from a plain object (`MessageInit`), walking the descriptors: every key
@@ -125,19 +126,6 @@ function setField(
   }
 }
 
-const INT_RANGES: Partial<Record<ScalarType, readonly [bigint, bigint]>> = {
-  [ScalarType.INT32]: [-(2n ** 31n), 2n ** 31n - 1n],
-  [ScalarType.SINT32]: [-(2n ** 31n), 2n ** 31n - 1n],
-  [ScalarType.SFIXED32]: [-(2n ** 31n), 2n ** 31n - 1n],
-  [ScalarType.UINT32]: [0n, 2n ** 32n - 1n],
-  [ScalarType.FIXED32]: [0n, 2n ** 32n - 1n],
-  [ScalarType.INT64]: [-(2n ** 63n), 2n ** 63n - 1n],
-  [ScalarType.SINT64]: [-(2n ** 63n), 2n ** 63n - 1n],
-  [ScalarType.SFIXED64]: [-(2n ** 63n), 2n ** 63n - 1n],
-  [ScalarType.UINT64]: [0n, 2n ** 64n - 1n],
-  [ScalarType.FIXED64]: [0n, 2n ** 64n - 1n],
-};
-
 function scalar(type: ScalarType, value: unknown, at: string, problems: string[]): unknown {
   switch (type) {
     case ScalarType.STRING:
@@ -159,7 +147,7 @@ function scalar(type: ScalarType, value: unknown, at: string, problems: string[]
       problems.push(`${at}: expected a number, got ${describe(value)}`);
       return undefined;
   }
-  const range = INT_RANGES[type];
+  const range = INTEGER_RANGES[type];
   const integer =
     typeof value === 'bigint'
       ? value
@@ -174,8 +162,7 @@ function scalar(type: ScalarType, value: unknown, at: string, problems: string[]
     problems.push(`${at}: ${integer} is out of range [${range[0]}, ${range[1]}]`);
     return undefined;
   }
-  const is64 = range[1] > 2n ** 32n;
-  return is64 ? integer : Number(integer);
+  return isLong(type) ? integer : Number(integer);
 }
 
 function mapKey(type: ScalarType, key: string, at: string, problems: string[]): unknown {
