@@ -98,6 +98,16 @@ const retrySchema = z
 const fn = <T>(what: string) =>
   z.custom<T>((value) => typeof value === 'function', `${what} must be a function`);
 
+/** An object with the named methods (a transport, a chat model, a client): checked by shape. */
+const withMethods = <T>(methods: readonly string[], message: string) =>
+  z.custom<T>(
+    (value) =>
+      typeof value === 'object' &&
+      value !== null &&
+      methods.every((method) => typeof (value as Record<string, unknown>)[method] === 'function'),
+    message,
+  );
+
 /** Options every router takes, whatever its targets. */
 export const routerOptionsShape = {
   /** The name spans and metrics carry. @default "router" */
@@ -149,27 +159,17 @@ const targetShape = {
   breaker: breakerOptionsSchema.partial().optional(),
 };
 
-const readinessClient = z.custom<{
+const readinessClient = withMethods<{
   serverReady(options?: { signal?: AbortSignal }): Promise<boolean>;
   modelReady(model: string, options?: { signal?: AbortSignal }): Promise<boolean>;
-}>(
-  (value) =>
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { serverReady?: unknown }).serverReady === 'function',
-  'probe.client must have serverReady()',
-);
+}>(['serverReady'], 'probe.client must have serverReady()');
 
 export const tritonTargetSchema = z
   .object({
     ...targetShape,
     /** A GrpcTransport (`createTritonClient(...).grpc`), a batcher or any other InferTransport. */
-    transport: z.custom<InferTransport>(
-      (value) =>
-        typeof value === 'object' &&
-        value !== null &&
-        typeof (value as { infer?: unknown }).infer === 'function' &&
-        typeof (value as { stream?: unknown }).stream === 'function',
+    transport: withMethods<InferTransport>(
+      ['infer', 'stream'],
       'transport must be an InferTransport (infer and stream)',
     ),
     /** Active probe while open: a function, or a TritonClient (ServerReady, or ModelReady of `model`). */
@@ -186,14 +186,7 @@ export const chatTargetSchema = z
   .object({
     ...targetShape,
     /** The ChatModel adapter (OpenAI, Anthropic, OpenAI-compatible, Triton-hosted LLM). */
-    model: z.custom<ChatModel>(
-      (value) =>
-        typeof value === 'object' &&
-        value !== null &&
-        typeof (value as { chat?: unknown }).chat === 'function' &&
-        typeof (value as { chatStream?: unknown }).chatStream === 'function',
-      'model must be a ChatModel (chat and chatStream)',
-    ),
+    model: withMethods<ChatModel>(['chat', 'chatStream'], 'model must be a ChatModel (chat and chatStream)'),
     /** The model name sent to this target. @default the adapter's defaultModel, else the request's */
     modelName: z.string().min(1).optional(),
     /** Context window in tokens. @default the adapter's contextWindow */
