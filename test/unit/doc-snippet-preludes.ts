@@ -49,10 +49,21 @@ declare const anthropic: ChatModel;`,
 
 /**
  * Documents whose blocks, as one program, run against the reference server (TRITON_URL points at
- * it), with text their console.log output must contain.
+ * it), with what their console.log output must contain: a string anywhere, a RegExp (with `m`, a
+ * whole line). Pick one for each block that prints, so a block that stops printing fails.
  */
-export const RUNNABLE: Record<string, string[]> = {
-  'README.md': ['2,2'],
+export const RUNNABLE: Record<string, (string | RegExp)[]> = {
+  'README.md': ['Float32Array(16) [\n  2, 2,'],
   'docs/getting-started.md': ['127.0.0.1:', 'NOT_FOUND false', 'CANCELLED'],
   'packages/testing/README.md': [],
+  'packages/model-config/README.md': [
+    'max_batch_size: 8', // printModelConfig
+    /^8$/m, // modelConfigToJson(config).max_batch_size
+    /^64$/m, // the builder's maxBatchSize
+    'models/m/config.pbtxt: error unbounded-queue', // lint
+    "{ tenant: 'interactive', priority: 1, timeoutMs: 50 }", // the preset's client side
+    /^\[\]$/m, // checkMultiTenantPreset finds nothing
+    /^\s{2}'dynamic_batching',$/m, // the override's keys
+  ],
+  'packages/pipeline/README.md': ['hello ADA ok', "[ 'score' ]"],
 };

@@ -7,6 +7,7 @@
 // (`chat`, `request`, a logger) are declared in PRELUDES below, never in the docs themselves.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { format } from 'node:util';
 import { startTestServer, type TestServer } from '@infergate/testing';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -125,8 +126,9 @@ describe('runnable docs run against the reference server', () => {
       const log = vi.spyOn(console, 'log').mockImplementation(() => {});
       try {
         await import(/* @vite-ignore */ `${file}?t=${Date.now()}`);
-        const printed = log.mock.calls.map((args) => args.map(String).join(' ')).join('\n');
-        for (const text of expected) expect(printed).toContain(text);
+        // What the console would show: one line per call, formatted as console.log formats it.
+        const printed = log.mock.calls.map((args) => format(...args)).join('\n');
+        for (const text of expected) expect(printed).toMatch(text);
       } finally {
         log.mockRestore();
       }
