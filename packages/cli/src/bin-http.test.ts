@@ -4,35 +4,18 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { generateTestCertificates, runScript, startTestServer, type TestServer } from '@infergate/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateTestCertificates, startTestServer } from '@infergate/testing';
+import { describe, expect, it } from 'vitest';
+import { binHarness } from '../../../test/unit/bin-harness.js';
 
 // The server-calling subcommands with --protocol http, through the real bin, against the reference
 // server's KServe v2 HTTP port on 127.0.0.1 (its gRPC port answers the same state, for comparison).
-const root = fileURLToPath(new URL('../../../', import.meta.url));
-const bin = fileURLToPath(new URL('./bin.ts', import.meta.url));
-
-let server: TestServer;
-
-beforeAll(async () => {
-  server = await startTestServer({ http: true });
-});
-
-afterAll(async () => {
-  await server.stop();
-});
-
-async function infergate(...args: string[]) {
-  return infergateWith(process.env, ...args);
-}
-async function infergateWith(env: NodeJS.ProcessEnv, ...args: string[]) {
-  const run = await runScript(bin, { cwd: root, args, env, killAfterMs: 60_000 });
-  return { code: run.code, stdout: run.stdout, stderr: run.stderr };
-}
+const cli = binHarness({ http: true });
+const infergate = (...args: string[]) => cli.run(args);
+const infergateWith = (env: NodeJS.ProcessEnv, ...args: string[]) => cli.run(args, { env });
 /** An http:// URL: the protocol follows from it. */
-const http = () => ['--url', server.httpUrl];
-const hostPort = () => server.httpUrl.replace(/^http:\/\//, '');
+const http = () => ['--url', cli.server.httpUrl];
+const hostPort = () => cli.server.httpUrl.replace(/^http:\/\//, '');
 
 describe('infergate --protocol http (the bin)', () => {
   it('health: live, ready and the models over HTTP; 3 when a model is not ready', async () => {
@@ -71,7 +54,7 @@ describe('infergate --protocol http (the bin)', () => {
   it('config over HTTP prints the same JSON and pbtxt as over gRPC', async () => {
     for (const format of ['json', 'pbtxt']) {
       const overHttp = await infergate('config', 'add_sub', '--format', format, ...http());
-      const overGrpc = await infergate('config', 'add_sub', '--format', format, '--url', server.url);
+      const overGrpc = await infergate('config', 'add_sub', '--format', format, '--url', cli.server.url);
       expect(overHttp.stderr).toBe('');
       expect(overHttp.code).toBe(0);
       expect(overGrpc.code).toBe(0);
@@ -83,7 +66,7 @@ describe('infergate --protocol http (the bin)', () => {
   });
 
   it('infer and stats over HTTP: the server counts the request', async () => {
-    const before = server.stats('add_sub').requests;
+    const before = cli.server.stats('add_sub').requests;
     const ones = Array.from({ length: 16 }, () => 1).join(',');
     const result = await infergate(
       'infer',
@@ -98,7 +81,7 @@ describe('infergate --protocol http (the bin)', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^OUTPUT0 FP32 \[1,16\] 2 2 2 /m);
     expect(result.stdout).toMatch(/^OUTPUT1 FP32 \[1,16\] 0 0 0 /m);
-    expect(server.stats('add_sub').requests).toBe(before + 1);
+    expect(cli.server.stats('add_sub').requests).toBe(before + 1);
 
     const stats = await infergate('stats', 'add_sub', ...http(), '--json');
     expect(stats.code).toBe(0);
@@ -110,15 +93,15 @@ describe('infergate --protocol http (the bin)', () => {
   it('unload and load over HTTP: the repository state follows', async () => {
     const unloaded = await infergate('unload', 'repeat', ...http());
     expect(unloaded).toMatchObject({ code: 0, stdout: 'unloaded repeat\n' });
-    expect(server.repository.isLoaded('repeat')).toBe(false);
+    expect(cli.server.repository.isLoaded('repeat')).toBe(false);
     const loaded = await infergate('load', 'repeat', '--config', '{"max_batch_size": 0}', ...http());
     expect(loaded).toMatchObject({ code: 0, stdout: 'loaded repeat\n' });
-    expect(server.repository.isLoaded('repeat')).toBe(true);
-    expect(server.repository.loads('repeat').at(-1)?.config).toEqual({ max_batch_size: 0 });
+    expect(cli.server.repository.isLoaded('repeat')).toBe(true);
+    expect(cli.server.repository.loads('repeat').at(-1)?.config).toEqual({ max_batch_size: 0 });
   });
 
   it('perf over HTTP: one step with server times, every request counted by the server', async () => {
-    const before = server.stats('identity').requests;
+    const before = cli.server.stats('identity').requests;
     const run = await infergate(
       'perf',
       'identity',
@@ -133,13 +116,13 @@ describe('infergate --protocol http (the bin)', () => {
     );
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout);
-    expect(report.url).toBe(server.httpUrl);
+    expect(report.url).toBe(cli.server.httpUrl);
     expect(report.steps).toHaveLength(1);
     const [step] = report.steps;
     expect(step.completed).toBeGreaterThan(0);
     expect(step.errors).toBe(0);
     expect(step.server).toBeDefined();
-    expect(server.stats('identity').requests).toBeGreaterThanOrEqual(before + step.completed);
+    expect(cli.server.stats('identity').requests).toBeGreaterThanOrEqual(before + step.completed);
   });
 
   it('--token is sent as the triton-access-token header of a restricted HTTP endpoint', async () => {
@@ -170,7 +153,7 @@ describe('infergate --protocol http (the bin)', () => {
     // The reference server's HTTP port is plaintext: a TLS hop in front of it, as a load balancer.
     const dir = await mkdtemp(join(tmpdir(), 'infergate-cli-https-'));
     const certificates = generateTestCertificates(dir);
-    const target = new URL(server.httpUrl);
+    const target = new URL(cli.server.httpUrl);
     const proxy: Server = createServer(
       { key: certificates.serverKey, cert: certificates.serverCert },
       (inbound, outbound) => {
@@ -224,7 +207,7 @@ describe('infergate --protocol http (the bin)', () => {
   });
 
   it('what HTTP cannot do exits 2 with the reason, before anything is sent', async () => {
-    const before = server.stats('generate').requests;
+    const before = cli.server.stats('generate').requests;
     const stream = await infergate('stream', 'generate', '--input', 'text_input:BYTES:1:hi', ...http());
     expect(stream.code).toBe(2);
     expect(stream.stderr).toContain('infergate stream is not available over HTTP');
@@ -239,7 +222,7 @@ describe('infergate --protocol http (the bin)', () => {
     );
     expect(batching.code).toBe(2);
     expect(batching.stderr).toContain('--client-batching and --shared-memory are gRPC only');
-    expect(server.stats('generate').requests).toBe(before);
+    expect(cli.server.stats('generate').requests).toBe(before);
 
     const ca = await infergate('health', ...http(), '--ca', 'ca.pem');
     expect(ca.code).toBe(2);

@@ -1,39 +1,19 @@
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { generateTestCertificates, runScript, startTestServer, type TestServer } from '@infergate/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateTestCertificates, startTestServer } from '@infergate/testing';
+import { describe, expect, it } from 'vitest';
+import { bin, binHarness, root } from '../../../test/unit/bin-harness.js';
 import { readNpy, writeNpy } from './npy.js';
 
-// Every subcommand is run through the real bin (tsx from source, as a user's shell would run the
-// built one) against the reference server on 127.0.0.1.
-const root = fileURLToPath(new URL('../../../', import.meta.url));
-const bin = fileURLToPath(new URL('./bin.ts', import.meta.url));
-
-let server: TestServer;
-let scratch: string;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  scratch = await mkdtemp(join(tmpdir(), 'infergate-cli-'));
-});
-
-afterAll(async () => {
-  await server.stop();
-  await rm(scratch, { recursive: true, force: true });
-});
-
-async function infergate(...args: string[]) {
-  const run = await runScript(bin, { cwd: root, args, killAfterMs: 60_000 });
-  return { code: run.code, stdout: run.stdout, stderr: run.stderr };
-}
-const url = () => ['--url', server.url];
+// Every subcommand is run through the real bin against the reference server on 127.0.0.1.
+const cli = binHarness();
+const infergate = (...args: string[]) => cli.run(args);
+const url = () => ['--url', cli.server.url];
 
 describe('infergate (the bin)', () => {
   it('model-config lint: exits 1 and names the queue when dynamic batching has no max_queue_size', async () => {
-    const file = join(scratch, 'unbounded.pbtxt');
+    const file = join(cli.scratch, 'unbounded.pbtxt');
     await writeFile(
       file,
       'name: "m"\nbackend: "python"\nmax_batch_size: 8\ndynamic_batching { max_queue_delay_microseconds: 100 }\n',
@@ -66,8 +46,8 @@ describe('infergate (the bin)', () => {
   });
 
   it('health over TLS: --ca trusts the server, without it the certificate is refused', async () => {
-    await mkdir(join(scratch, 'certs'), { recursive: true });
-    const certificates = generateTestCertificates(join(scratch, 'certs'));
+    await mkdir(join(cli.scratch, 'certs'), { recursive: true });
+    const certificates = generateTestCertificates(join(cli.scratch, 'certs'));
     const secure = await startTestServer({
       tls: { key: certificates.serverKey, cert: certificates.serverCert },
     });
@@ -84,7 +64,7 @@ describe('infergate (the bin)', () => {
       expect(trusted.code).toBe(0);
       const untrusted = await infergate('health', '--url', secure.url, '--tls', '--timeout-ms', '3000');
       expect(untrusted.code).toBe(1);
-      const missing = await infergate('health', '--url', secure.url, '--ca', join(scratch, 'nope.pem'));
+      const missing = await infergate('health', '--url', secure.url, '--ca', join(cli.scratch, 'nope.pem'));
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain('--ca: cannot read');
     } finally {
@@ -128,12 +108,12 @@ describe('infergate (the bin)', () => {
   });
 
   it('infer: inputs from values, a JSON file and a .npy file; outputs printed and written as .npy', async () => {
-    const ones = join(scratch, 'ones.json');
+    const ones = join(cli.scratch, 'ones.json');
     await writeFile(ones, JSON.stringify([Array.from({ length: 16 }, () => 1)]));
-    const seq = join(scratch, 'seq.npy');
+    const seq = join(cli.scratch, 'seq.npy');
     const values = Float32Array.from({ length: 16 }, (_, index) => index);
     await writeFile(seq, writeNpy({ datatype: 'FP32', shape: [1, 16], data: values }));
-    const out = join(scratch, 'out');
+    const out = join(cli.scratch, 'out');
     const result = await infergate(
       'infer',
       'add_sub',
@@ -171,7 +151,7 @@ describe('infergate (the bin)', () => {
   });
 
   it('infer: a bad input spec is a usage error (2) before anything is sent; a server error is 1', async () => {
-    const before = server.stats('add_sub').requests;
+    const before = cli.server.stats('add_sub').requests;
     const bad = await infergate('infer', 'add_sub', '--input', 'INPUT0:FP32:2x16:1,2,3', ...url());
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('shape [2,16] needs 32 values, got 3');
@@ -179,7 +159,7 @@ describe('infergate (the bin)', () => {
     const unknownType = await infergate('infer', 'add_sub', '--input', 'INPUT0:FLOAT:1:1', ...url());
     expect(unknownType.code).toBe(2);
     expect(unknownType.stderr).toContain("unknown datatype 'FLOAT'");
-    expect(server.stats('add_sub').requests).toBe(before);
+    expect(cli.server.stats('add_sub').requests).toBe(before);
     const rejected = await infergate('infer', 'add_sub', '--input', 'INPUT0:FP32:4:1,2,3,4', ...url());
     expect(rejected.code).toBe(1);
     expect(rejected.stderr).toMatch(/^infergate: INVALID_ARGUMENT: .*INPUT0/);
@@ -223,11 +203,11 @@ describe('infergate (the bin)', () => {
   it('unload and load: the repository state follows', async () => {
     const unloaded = await infergate('unload', 'repeat', ...url());
     expect(unloaded).toMatchObject({ code: 0, stdout: 'unloaded repeat\n' });
-    expect(server.repository.isLoaded('repeat')).toBe(false);
+    expect(cli.server.repository.isLoaded('repeat')).toBe(false);
     const loaded = await infergate('load', 'repeat', '--config', '{"max_batch_size": 0}', ...url());
     expect(loaded).toMatchObject({ code: 0, stdout: 'loaded repeat\n' });
-    expect(server.repository.isLoaded('repeat')).toBe(true);
-    expect(server.repository.loads('repeat').at(-1)?.config).toEqual({ max_batch_size: 0 });
+    expect(cli.server.repository.isLoaded('repeat')).toBe(true);
+    expect(cli.server.repository.loads('repeat').at(-1)?.config).toEqual({ max_batch_size: 0 });
     const badConfig = await infergate('load', 'repeat', '--config', '{oops', ...url());
     expect(badConfig.code).toBe(2);
     expect(badConfig.stderr).toContain('--config is not JSON');
@@ -240,7 +220,7 @@ describe('infergate (the bin)', () => {
     const option = await infergate('models', '--colour');
     expect(option.code).toBe(2);
     expect(option.stderr).toContain("Unknown option '--colour'");
-    const http = await infergate('models', '--protocol', 'http', '--url', `grpc://${server.url}`);
+    const http = await infergate('models', '--protocol', 'http', '--url', `grpc://${cli.server.url}`);
     expect(http.code).toBe(2);
     expect(http.stderr).toContain('is a gRPC URL: --protocol http needs http:// or https://');
     const help = await infergate('--help');

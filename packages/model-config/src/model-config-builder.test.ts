@@ -1,20 +1,12 @@
-import { InfergateError } from '@infergate/core';
+import { ErrorCode, InfergateError } from '@infergate/core';
 import { DataType, ModelInstanceGroup_Kind, ModelQueuePolicy_TimeoutAction } from '@infergate/core/proto';
 import { describe, expect, it } from 'vitest';
+import { thrownInfergateError } from '../../../test/unit/thrown-error.js';
 import type { ModelConfigInit } from './message-init.js';
 import { buildModelConfig } from './model-config-builder.js';
 import { parseModelConfig, printModelConfig } from './model-config-text.js';
 
-function failure(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(InfergateError);
-    expect((error as InfergateError).code).toBe('INVALID_ARGUMENT');
-    return (error as Error).message;
-  }
-  throw new Error('expected the builder to refuse the input');
-}
+const failure = (run: () => unknown): string => thrownInfergateError(run, ErrorCode.InvalidArgument).message;
 
 describe('buildModelConfig', () => {
   it('covers batching, priorities, queue policies, instances, rate limiter, cache, decoupled, tensors', () => {

@@ -1,5 +1,6 @@
-import { InfergateError } from '@infergate/core';
+import { ErrorCode } from '@infergate/core';
 import { describe, expect, it } from 'vitest';
+import { thrownInfergateError } from '../../../test/unit/thrown-error.js';
 import { createPipeline } from './pipeline.js';
 import type { PortType } from './port-type.js';
 import { functionStep, type Step } from './step.js';
@@ -12,16 +13,8 @@ const tensor = (datatype: 'FP32' | 'INT32', shape?: number[]): PortType => ({
 const passthrough = (inputs: Record<string, PortType>, outputs: Record<string, PortType>): Step =>
   functionStep({ inputs, outputs, run: async (values) => ({ outputs: values }) });
 
-function refusal(build: () => unknown): string {
-  try {
-    build();
-  } catch (error) {
-    expect(error).toBeInstanceOf(InfergateError);
-    expect((error as InfergateError).code).toBe('INVALID_ARGUMENT');
-    return (error as Error).message;
-  }
-  throw new Error('expected the pipeline to be refused');
-}
+const refusal = (build: () => unknown): string =>
+  thrownInfergateError(build, ErrorCode.InvalidArgument).message;
 
 describe('createPipeline refuses bad graphs when it is built', () => {
   it('orders a valid DAG dependencies first', () => {
