@@ -28,7 +28,6 @@ Result:
 
 from __future__ import annotations
 
-import base64
 import json
 import sys
 import urllib.error
@@ -36,32 +35,14 @@ import urllib.request
 
 import numpy as np
 import tritonclient.http as httpclient
-from tritonclient.utils import serialize_byte_tensor, triton_to_np_dtype
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(bytes(data)).decode("ascii")
+from tritonclient.utils import serialize_byte_tensor
+from tritonclient_probe_common import b64 as _b64
+from tritonclient_probe_common import input_array, serve_jobs
 
 
 def _make_input(spec: dict, binary: bool) -> httpclient.InferInput:
-    name, datatype, shape = spec["name"], spec["datatype"], [int(d) for d in spec["shape"]]
-    infer_input = httpclient.InferInput(name, shape, datatype)
-    if datatype == "BYTES":
-        if "data_b64_list" in spec:
-            items = [base64.b64decode(x) for x in spec["data_b64_list"]]
-        else:
-            items = [s.encode("utf-8") for s in spec.get("data", [])]
-        array = np.array(items, dtype=np.object_).reshape(shape)
-    elif "values" in spec:
-        np_dtype = np.dtype(triton_to_np_dtype(datatype))
-        kind = "f" if datatype in ("FP16", "BF16", "FP32", "FP64") else np_dtype.kind
-        parse = {"f": float, "i": int, "u": int}.get(kind, lambda v: v)
-        values = [parse(v) if isinstance(v, str) else v for v in spec["values"]]
-        array = np.array(values, dtype=np_dtype).reshape(shape)
-    else:
-        raw = base64.b64decode(spec.get("data_b64", ""))
-        array = np.frombuffer(raw, dtype=np.dtype(triton_to_np_dtype(datatype)).newbyteorder("<")).reshape(shape)
-    infer_input.set_data_from_numpy(array, binary_data=binary)
+    infer_input = httpclient.InferInput(spec["name"], [int(d) for d in spec["shape"]], spec["datatype"])
+    infer_input.set_data_from_numpy(input_array(spec), binary_data=binary)
     return infer_input
 
 
@@ -115,16 +96,7 @@ def run(job: dict) -> dict:
 
 
 def main() -> int:
-    try:
-        jobs = json.load(sys.stdin)
-        if not isinstance(jobs, list) or not all(isinstance(j, dict) and "model_name" in j for j in jobs):
-            raise ValueError("expected a JSON array of jobs with model_name")
-    except Exception as e:  # malformed input
-        print(json.dumps({"error": {"message": f"bad job: {e}", "status": "BAD_JOB"}}))
-        return 2
-    json.dump([run(j) for j in jobs], sys.stdout)
-    sys.stdout.write("\n")
-    return 0
+    return serve_jobs(run, allow_single=False)
 
 
 if __name__ == "__main__":

@@ -47,40 +47,19 @@ Output:
 
 from __future__ import annotations
 
-import base64
-import json
 import sys
 
-import numpy as np
 import tritonclient.grpc as grpcclient
 from google.protobuf import json_format
 from tritonclient.grpc import _utils as grpc_utils
-from tritonclient.utils import InferenceServerException, triton_to_np_dtype
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(bytes(data)).decode("ascii")
+from tritonclient.utils import InferenceServerException
+from tritonclient_probe_common import b64 as _b64
+from tritonclient_probe_common import input_array, serve_jobs
 
 
 def _make_input(spec: dict) -> grpcclient.InferInput:
-    name, datatype, shape = spec["name"], spec["datatype"], [int(d) for d in spec["shape"]]
-    infer_input = grpcclient.InferInput(name, shape, datatype)
-    if datatype == "BYTES":
-        if "data_b64_list" in spec:
-            items = [base64.b64decode(x) for x in spec["data_b64_list"]]
-        else:
-            items = [s.encode("utf-8") for s in spec.get("data", [])]
-        array = np.array(items, dtype=np.object_).reshape(shape)
-    elif "values" in spec:
-        np_dtype = np.dtype(triton_to_np_dtype(datatype))
-        kind = "f" if datatype in ("FP16", "BF16", "FP32", "FP64") else np_dtype.kind
-        parse = {"f": float, "i": int, "u": int}.get(kind, lambda v: v)
-        values = [parse(v) if isinstance(v, str) else v for v in spec["values"]]
-        array = np.array(values, dtype=np_dtype).reshape(shape)
-    else:
-        raw = base64.b64decode(spec.get("data_b64", ""))
-        array = np.frombuffer(raw, dtype=np.dtype(triton_to_np_dtype(datatype)).newbyteorder("<")).reshape(shape)
-    infer_input.set_data_from_numpy(array)
+    infer_input = grpcclient.InferInput(spec["name"], [int(d) for d in spec["shape"]], spec["datatype"])
+    infer_input.set_data_from_numpy(input_array(spec))
     return infer_input
 
 
@@ -155,18 +134,7 @@ def run(job: dict) -> dict:
 
 
 def main() -> int:
-    try:
-        job = json.load(sys.stdin)
-        jobs = job if isinstance(job, list) else [job]
-        if not all(isinstance(j, dict) and "model_name" in j for j in jobs):
-            raise ValueError("job must be an object with model_name (or an array of them)")
-    except Exception as e:  # malformed job
-        print(json.dumps({"error": {"message": f"bad job: {e}", "status": "BAD_JOB"}}))
-        return 2
-    results = [run(j) for j in jobs]
-    json.dump(results if isinstance(job, list) else results[0], sys.stdout)
-    sys.stdout.write("\n")
-    return 0
+    return serve_jobs(run, allow_single=True)
 
 
 if __name__ == "__main__":
