@@ -142,9 +142,9 @@ export function clientOptionsSchema(): ClientOptionsSchema {
 /**
  * `createTritonClient` options. `url` is required unless the client is given a `transport` (a
  * batcher, a router, an in-memory transport); without a url, management calls fail with
- * FAILED_PRECONDITION.
+ * FAILED_PRECONDITION. (An interface, so the API reference lists every field.)
  */
-export type ClientOptions = z.input<ClientOptionsSchema>;
+export interface ClientOptions extends z.input<ClientOptionsSchema> {}
 export type ResolvedClientOptions = z.output<ClientOptionsSchema>;
 
 /** `createGrpcTransport` options: the client options without interceptors, `url` required. */

@@ -26,10 +26,11 @@ import { type HttpClientSchemaOptions, httpClientOptionsSchema } from './http-op
 import * as sharedMemory from './http-shared-memory.js';
 import { HttpTransport } from './http-transport.js';
 
-export type HttpClientOptions = HttpClientSchemaOptions & {
+/** Options of `createHttpClient`: the transport's, interceptors, and where inference goes. */
+export interface HttpClientOptions extends HttpClientSchemaOptions {
   /** Inference goes here instead (a batcher or router over HTTP transports). @default this endpoint's HttpTransport */
   transport?: InferTransport;
-};
+}
 
 /**
  * The Triton client over HTTP/REST, for runtimes without HTTP/2 (Workers, Deno Deploy, edge

@@ -53,7 +53,8 @@ const transportShape = {
 /** Options of `createHttpTransport`, validated with `parseOptions`. */
 export const httpOptionsSchema = z.strictObject(transportShape);
 
-export type HttpTransportOptions = z.input<typeof httpOptionsSchema>;
+/** Options of `createHttpTransport` (an interface, so the API reference lists every field). */
+export interface HttpTransportOptions extends z.input<typeof httpOptionsSchema> {}
 export type ResolvedHttpTransportOptions = z.output<typeof httpOptionsSchema>;
 
 /** Options of `createHttpClient`: the transport's, plus what wraps inference. */
