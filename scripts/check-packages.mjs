@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // publint and @arethetypeswrong/cli on every built package: what npm users would install must
 // resolve for ESM and CJS importers, with types, in Node 16+ resolution modes. Also: every tarball
-// ships the root LICENSE, and every manifest says where the code, the docs and the issues live.
+// ships the root LICENSE, every manifest says where the code, the docs and the issues live, and no
+// package declares a lower Node than a runtime dependency of it needs.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -11,6 +12,35 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const packagesDir = join(root, 'packages');
 const license = readFileSync(join(root, 'LICENSE'), 'utf8');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+/** The Node floor we test on (the unit suite's first run): every package declares it. */
+const NODE_FLOOR = '>=20';
+
+/** The major version an `engines.node` range starts at (`>=22`, `>= 18.0.0`, `^20 || >=22`), if any. */
+function floorMajor(range) {
+  const majors = [...String(range ?? '').matchAll(/(?<![.\d])(\d+)/g)].map((match) => Number(match[1]));
+  return majors.length > 0 ? Math.min(...majors) : undefined;
+}
+
+/**
+ * Runtime dependencies (installed with the package, loaded when it runs) whose own engines need a
+ * newer Node than the package declares. Peers and devDependencies are the user's or ours to pick.
+ */
+function engineProblems(manifest, dir) {
+  const own = floorMajor(manifest.engines?.node);
+  const problems = manifest.engines?.node === NODE_FLOOR ? [] : [`engines.node must be "${NODE_FLOOR}"`];
+  for (const dependency of Object.keys(manifest.dependencies ?? {})) {
+    const path = join(dir, 'node_modules', dependency, 'package.json');
+    if (!existsSync(path)) continue;
+    const needs = JSON.parse(readFileSync(path, 'utf8')).engines?.node;
+    const major = floorMajor(needs);
+    if (own !== undefined && major !== undefined && major > own)
+      problems.push(
+        `dependency ${dependency} needs Node ${needs}, the package declares ${manifest.engines.node}`,
+      );
+  }
+  return problems;
+}
 
 /** What is wrong with the package's metadata and tarball (empty when nothing is). */
 function metadataProblems(name, dir) {
@@ -23,6 +53,7 @@ function metadataProblems(name, dir) {
   if (typeof manifest.bugs?.url !== 'string') problems.push('bugs.url is missing');
   if (!Array.isArray(manifest.keywords) || manifest.keywords.length === 0)
     problems.push('keywords are missing');
+  problems.push(...engineProblems(manifest, dir));
   const pack = spawnSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], {
     cwd: dir,
     encoding: 'utf8',
