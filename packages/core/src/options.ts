@@ -139,10 +139,11 @@ export function clientOptionsSchema(): ClientOptionsSchema {
   return clientSchema;
 }
 
+// An interface, not a type alias, so that the API reference lists every field.
 /**
  * `createTritonClient` options. `url` is required unless the client is given a `transport` (a
  * batcher, a router, an in-memory transport); without a url, management calls fail with
- * FAILED_PRECONDITION. (An interface, so the API reference lists every field.)
+ * FAILED_PRECONDITION.
  */
 export interface ClientOptions extends z.input<ClientOptionsSchema> {}
 export type ResolvedClientOptions = z.output<ClientOptionsSchema>;

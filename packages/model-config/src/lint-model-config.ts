@@ -18,7 +18,9 @@ export const lintOptionsSchema = z
   })
   .strict();
 
-export type LintOptions = z.input<typeof lintOptionsSchema>;
+// An interface, not a type alias, so that the API reference lists every field.
+/** Options of `lintModelConfig`. */
+export interface LintOptions extends z.input<typeof lintOptionsSchema> {}
 
 /**
  * Runs every lint rule (`LINT_RULES`) over a configuration. Findings are ordered errors first; each

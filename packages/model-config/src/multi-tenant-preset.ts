@@ -44,7 +44,9 @@ export const multiTenantPresetOptionsSchema = z
   })
   .strict();
 
-export type MultiTenantPresetOptions = z.input<typeof multiTenantPresetOptionsSchema>;
+// An interface, not a type alias, so that the API reference lists every field.
+/** Options of `createMultiTenantPreset`. */
+export interface MultiTenantPresetOptions extends z.input<typeof multiTenantPresetOptionsSchema> {}
 
 /** What one tenant's calls carry: the priority Triton queues them at and their deadline. */
 export interface TenantCallSettings {

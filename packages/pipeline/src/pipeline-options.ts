@@ -71,7 +71,9 @@ export const pipelineOptionsSchema = z
   })
   .strict();
 
-export type PipelineOptions = z.input<typeof pipelineOptionsSchema>;
+// An interface, not a type alias, so that the API reference lists every field.
+/** Options of `createPipeline`. */
+export interface PipelineOptions extends z.input<typeof pipelineOptionsSchema> {}
 export type StepBinding = { step: Step; inputs?: Record<string, string | Binding>; fallback?: StepFallback };
 
 /** One step's cost, attributed to the run's tenant. */

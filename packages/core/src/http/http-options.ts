@@ -53,7 +53,8 @@ const transportShape = {
 /** Options of `createHttpTransport`, validated with `parseOptions`. */
 export const httpOptionsSchema = z.strictObject(transportShape);
 
-/** Options of `createHttpTransport` (an interface, so the API reference lists every field). */
+// An interface, not a type alias, so that the API reference lists every field.
+/** Options of `createHttpTransport`. */
 export interface HttpTransportOptions extends z.input<typeof httpOptionsSchema> {}
 export type ResolvedHttpTransportOptions = z.output<typeof httpOptionsSchema>;
 
