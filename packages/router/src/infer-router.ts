@@ -5,6 +5,7 @@ import {
   type InferRequest,
   type InferResponse,
   type InferTransport,
+  isConnectivitySource,
   parseOptions,
 } from '@infergate/core';
 import { classifyError } from './classify.js';
@@ -16,6 +17,7 @@ import { routedStream } from './routed-stream.js';
 import { RouterBase } from './router-base.js';
 import { SequencePins, sequenceOf } from './sequence-pins.js';
 import { TargetCooling } from './target-cooling.js';
+import { TargetEjection } from './target-ejection.js';
 
 interface TritonTarget extends RouteTarget {
   readonly transport: InferTransport;
@@ -37,12 +39,17 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
           : typeof target.probe === 'function'
             ? target.probe
             : readinessProbe(target.probe.client, target.probe.model);
+      const breaker = createBreaker(target.name, options, target.breaker, probe);
+      const transport = target.transport;
+      // failover: watch the target's channel, if any (see target-ejection.ts).
+      const source = target.connectivity ?? (isConnectivitySource(transport) ? transport : undefined);
       return {
         name: target.name,
-        transport: target.transport,
-        breaker: createBreaker(target.name, options, target.breaker, probe),
+        transport,
+        breaker,
         contextWindow: undefined,
         cooling: new TargetCooling(),
+        ejection: new TargetEjection(target.name, breaker, source),
       };
     });
     super(list, options);
