@@ -116,8 +116,8 @@ function tritonRouter(endpoints: readonly Endpoint[], costs: CostTracker, model:
       })(target.batcher),
       // While open, a ModelReady probe every 250 ms moves the breaker to half-open once it answers.
       probe: { client: target.client, model },
-      // The channel under the batcher: a refused connection takes the target out at once, and the
-      // calls queued in its batcher move to the other endpoint instead of waiting to fail there.
+      // The channel under the batcher: a lost connection whose redial is refused takes the target
+      // out of rotation at once.
       connectivity: target.client.grpc,
     })),
     breaker: {

@@ -32,8 +32,6 @@ describe('chaos against reference servers (child processes)', { timeout: 120_000
     const result = await scenario('kill');
     expect(result).toMatchObject({ ...clean, calls: 2_000, tally: { ok: 2_000 } });
     expect(result.ranOnA).toBeGreaterThanOrEqual(64); // a was serving when it died
-    // Calls still queued in a's batcher when it died were moved by the ejection, not sent to it.
-    expect(result.movedFromA).toBeGreaterThan(0);
   });
 
   it('a blackhole longer than the deadline: calls leave it for the fallback, or end at their deadline', async () => {

@@ -21,6 +21,8 @@ import { TargetEjection } from './target-ejection.js';
 
 interface TritonTarget extends RouteTarget {
   readonly transport: InferTransport;
+  /** Watches the target's channel, when it has one (target-ejection.ts). */
+  readonly ejection: TargetEjection | undefined;
 }
 
 /**
@@ -49,7 +51,7 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
         breaker,
         contextWindow: undefined,
         cooling: new TargetCooling(),
-        ejection: new TargetEjection(target.name, breaker, source),
+        ejection: source === undefined ? undefined : new TargetEjection(breaker, source),
       };
     });
     super(list, options);
@@ -98,6 +100,12 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
       (target, attemptOptions) => target.transport.stream(request, attemptOptions),
       (responses) => ({ responses }),
     );
+  }
+
+  /** Stops watching the targets' channels, then what every router stops (breakers, telemetry). */
+  override async close(): Promise<void> {
+    for (const target of this.engine.targets.values()) target.ejection?.dispose();
+    await super.close();
   }
 
   /** Sequences pinned right now. */

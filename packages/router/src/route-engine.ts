@@ -234,15 +234,12 @@ export class RouteEngine<T extends RouteTarget> {
         : Math.max(1, Math.min(remaining, attemptTimeoutMs ?? remaining));
     // A stream's attempt timeout covers only its first answer: its scope has no deadline of its own
     // but a timer that `stopTimer()` clears; the call's deadline still bounds the whole stream.
-    // failover: a unary attempt on an ejectable target gets its own signal, so an ejection can move it.
-    const ejection = keepOpen ? undefined : target.ejection;
     const scope = createCallScope({
       signal: callScope.signal,
       timeoutMs: keepOpen ? undefined : limit,
       what: 'the attempt',
-      own: keepOpen || ejection !== undefined,
+      own: keepOpen,
     });
-    ejection?.track(scope);
     let timer: ReturnType<typeof setTimeout> | undefined;
     if (keepOpen && attemptTimeoutMs !== undefined && limit !== undefined) {
       timer = setTimeout(
@@ -309,7 +306,6 @@ export class RouteEngine<T extends RouteTarget> {
     const { target, permit, span } = handle;
     handle.stopTimer();
     handle.scope.dispose();
-    target.ejection?.untrack(handle.scope);
     // A closed breaker's success never changes state: skip waiting for opossum's bookkeeping.
     const before = permit.probe || outcome !== 'success' ? target.breaker.state : undefined;
     if (outcome === 'success') {

@@ -2,7 +2,6 @@ import type { CallScope } from '@infergate/core';
 import type { Span } from '@opentelemetry/api';
 import type { Breaker, BreakerPermit } from './breaker.js';
 import type { TargetCooling } from './target-cooling.js';
-import type { TargetEjection } from './target-ejection.js';
 
 /** One destination of a router, whatever kind. */
 export interface RouteTarget {
@@ -11,8 +10,6 @@ export interface RouteTarget {
   readonly contextWindow: number | undefined;
   /** Backpressure cool-down: skipped while it lasts. */
   readonly cooling: TargetCooling;
-  /** Moves the target's unary attempts elsewhere when its endpoint is known unreachable. */
-  readonly ejection?: TargetEjection | undefined;
 }
 
 export interface ExecutePolicy<T> {

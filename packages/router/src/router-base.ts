@@ -61,10 +61,7 @@ export abstract class RouterBase<T extends RouteTarget> implements RouterControl
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const target of this.engine.targets.values()) {
-      target.ejection?.dispose();
-      target.breaker.dispose();
-    }
+    for (const target of this.engine.targets.values()) target.breaker.dispose();
     this.#telemetry.dispose();
     this.events.removeAll();
   }
