@@ -2,8 +2,9 @@
 // (identity), routed vs the same GrpcTransport called directly, interleaved A B A B; (2) failover:
 // two reference servers in child processes (`simulated_gpu` economics, 40 ms + 0.1 ms/row), a
 // micro-batcher under each target, the primary killed with kill -9 — calls lost in a burst of
-// 2,000, and in an open loop the gap from the kill to the first success on the survivor and the
-// p99 of the second after the kill over the second before it.
+// 2,000, and in an open loop the gap from the kill to the first success on the survivor (with where
+// it goes: connection lost, target ejected, first call sent to b, b's answer) and the p99 of the
+// second after the kill over the second before it.
 //   pnpm bench router [--reps 8] [--sliceMs 1000] [--failovers 3] [--rate 400]
 import { performance } from 'node:perf_hooks';
 import { buildInferRequest, createTritonClient, type InferTransport } from '@infergate/core';
@@ -134,6 +135,10 @@ async function openLoop(
 ): Promise<{ gapMs: number; p99OverSteady: number; lost: number }> {
   const gaps: number[] = [];
   const detections: number[] = [];
+  const lostSeen: number[] = [];
+  const ejections: number[] = [];
+  const firstSends: number[] = [];
+  const survivorService: number[] = [];
   const ratios: number[] = [];
   const lost: number[] = [];
   const steadyP99s: number[] = [];
@@ -145,6 +150,21 @@ async function openLoop(
     let killAt = Number.POSITIVE_INFINITY;
     let firstOnB = Number.POSITIVE_INFINITY;
     let firstFailureOnA = Number.POSITIVE_INFINITY;
+    // Where the gap goes: a's channel loses its connection, a is ejected, the first call is sent
+    // to b (the router's fallback event, just before the attempt), b answers it.
+    let connectionLost = Number.POSITIVE_INFINITY;
+    let ejected = Number.POSITIVE_INFINITY;
+    let firstToB = Number.POSITIVE_INFINITY;
+    rig.clients[0]?.grpc.watchConnectivity((change) => {
+      if (change.from === 'ready' && connectionLost === Number.POSITIVE_INFINITY)
+        connectionLost = performance.now();
+    });
+    rig.router.breaker('a').on('eject', () => {
+      if (ejected === Number.POSITIVE_INFINITY) ejected = performance.now();
+    });
+    rig.router.on('fallback', (event) => {
+      if (event.to === 'b' && firstToB === Number.POSITIVE_INFINITY) firstToB = performance.now();
+    });
     rig.router.on('attempt', (event) => {
       if (event.target === 'a' && event.outcome === 'failure' && firstFailureOnA === Number.POSITIVE_INFINITY)
         firstFailureOnA = performance.now();
@@ -182,12 +202,16 @@ async function openLoop(
       const during = percentile(latency(killAt, killAt + 1_000), 99);
       gaps.push(firstOnB - killAt);
       detections.push(firstFailureOnA - killAt);
+      lostSeen.push(connectionLost - killAt);
+      ejections.push(ejected - killAt);
+      firstSends.push(firstToB - killAt);
+      survivorService.push(firstOnB - firstToB);
       ratios.push(during / steady);
       steadyP99s.push(steady);
       failoverP99s.push(during);
       lost.push(outcomes.filter((outcome) => outcome.result !== 'ok').length);
       console.log(
-        `  open loop ${run + 1}/${runs}: gap ${(firstOnB - killAt).toFixed(1)} ms, p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}`,
+        `  open loop ${run + 1}/${runs}: gap ${(firstOnB - killAt).toFixed(1)} ms (connection lost +${(connectionLost - killAt).toFixed(1)}, a ejected +${(ejected - killAt).toFixed(1)}, first call to b +${(firstToB - killAt).toFixed(1)}, b answered it in ${(firstOnB - firstToB).toFixed(1)}), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}`,
       );
     } finally {
       await rig.close();
@@ -202,6 +226,10 @@ async function openLoop(
     extra: {
       gapsMs: gaps,
       detectMs: detections,
+      connectionLostMs: lostSeen,
+      ejectedMs: ejections,
+      firstCallToBMs: firstSends,
+      survivorServiceMs: survivorService,
       steadyP99sMs: steadyP99s,
       failoverP99sMs: failoverP99s,
       lostCalls: lost,

@@ -113,8 +113,17 @@ export async function startChaosRig(options: ChaosRigOptions): Promise<ChaosRig>
   const router = createRouter({
     ...options.router,
     targets: [
-      { name: 'a', transport: recording('a', inner[0] as InferTransport, attempts) },
-      { name: 'b', transport: recording('b', inner[1] as InferTransport, attempts) },
+      // The channel under each batcher: the router ejects a target whose connection is refused.
+      {
+        name: 'a',
+        transport: recording('a', inner[0] as InferTransport, attempts),
+        connectivity: (clients[0] as TritonClient).grpc,
+      },
+      {
+        name: 'b',
+        transport: recording('b', inner[1] as InferTransport, attempts),
+        connectivity: (clients[1] as TritonClient).grpc,
+      },
     ],
   });
   const call = async (id: number, callOptions: CallOptions = {}): Promise<CallOutcome> => {

@@ -6,6 +6,12 @@ import {
   toBinary,
 } from '@bufbuild/protobuf';
 import type * as grpc from '@grpc/grpc-js';
+import {
+  ChannelConnectivity,
+  type ConnectivityListener,
+  type ConnectivitySource,
+  type ConnectivityState,
+} from './connectivity.js';
 import { abortError, ErrorCode, InfergateError, type InfergateErrorOptions } from './errors.js';
 import {
   GRPCInferenceService,
@@ -55,7 +61,7 @@ function methodPath(name: string): string {
  * One gRPC channel to one KServe v2 / Triton endpoint. Implements InferTransport for inference and
  * offers typed unary calls for everything else.
  */
-export class GrpcTransport implements InferTransport {
+export class GrpcTransport implements InferTransport, ConnectivitySource {
   /** The first endpoint (spans, errors); `endpoints` lists all of them. */
   readonly endpoint: Endpoint;
   readonly endpoints: readonly Endpoint[];
@@ -65,6 +71,8 @@ export class GrpcTransport implements InferTransport {
   private readonly options: ResolvedGrpcTransportOptions;
   private readonly target: string;
   private closed = false;
+  /** The channel's connectivity watch (connectivity.ts), made on first use. */
+  private connectivity: ChannelConnectivity | undefined;
 
   constructor(options: ResolvedGrpcTransportOptions) {
     this.options = options;
@@ -96,6 +104,18 @@ export class GrpcTransport implements InferTransport {
       channelOptions,
     );
     this.sharedMemory = options.enableGpuIpc ? new SharedMemoryStager(this, options.sharedMemory) : undefined;
+  }
+
+  /** The channel's connectivity now; `connect: true` also dials when idle (see connectivity.ts). */
+  connectivityState(connect = false): ConnectivityState {
+    this.connectivity ??= new ChannelConnectivity(this.client.getChannel());
+    return this.connectivity.connectivityState(connect);
+  }
+
+  /** Reports each change of the channel's connectivity (a router ejects a target on a lost one). */
+  watchConnectivity(listener: ConnectivityListener): () => void {
+    this.connectivity ??= new ChannelConnectivity(this.client.getChannel());
+    return this.connectivity.watchConnectivity(listener);
   }
 
   /** `host:port` of the endpoint (or the address list), for error messages and span attributes. */

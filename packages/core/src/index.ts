@@ -11,6 +11,14 @@ export {
   encodeBytesElements,
   encodeTensor,
 } from './codec.js';
+export type {
+  ConnectivityChange,
+  ConnectivityListener,
+  ConnectivitySource,
+  ConnectivityState,
+  WatchableChannel,
+} from './connectivity.js';
+export { ChannelConnectivity, isConnectivitySource } from './connectivity.js';
 export type { CallContext, ContextKey } from './context-key.js';
 export { createContextKey, getContextValue, withContextValue } from './context-key.js';
 export { createGrpcTransport } from './create-grpc-transport.js';

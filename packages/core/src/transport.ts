@@ -1,3 +1,4 @@
+import type { ConnectivityListener, ConnectivityState } from './connectivity.js';
 import type { Parameters } from './parameters.js';
 import type { EncodedTensor, SharedMemoryBinding } from './tensor.js';
 
@@ -56,6 +57,10 @@ export interface InferTransport {
   stream(request: InferRequest, options: CallOptions): AsyncIterable<InferResponse>;
   /** Releases connections, timers and regions. */
   close?(): Promise<void> | void;
+  /** The connection's state now (gRPC transports; see connectivity.ts). */
+  connectivityState?(connect?: boolean): ConnectivityState;
+  /** Reports each change of the connection's state until the returned function is called. */
+  watchConnectivity?(listener: ConnectivityListener): () => void;
 }
 
 /** Wraps a transport to add a cross-cutting concern (tracing, auth, cost, metrics). */

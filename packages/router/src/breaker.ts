@@ -30,6 +30,15 @@ export interface BreakerStateChange {
   to: BreakerState;
 }
 
+/** A target taken out of rotation at once because its endpoint is unreachable. */
+export interface BreakerEjection {
+  name: string;
+  /** What showed it: a lost or refused connection, or gateway failures in a row. */
+  reason: string;
+}
+
+type BreakerListener = ((change: BreakerStateChange) => void) | ((ejection: BreakerEjection) => void);
+
 /** `gateway`: the endpoint could not be reached or answered as a dead gateway would. */
 export type FailureKind = 'gateway' | 'other';
 
@@ -141,14 +150,40 @@ export class Breaker {
     return state.kind === 'open' ? Math.max(0, state.halfOpenAt - Date.now()) : 0;
   }
 
-  on(event: 'state-change', listener: (change: BreakerStateChange) => void): this {
+  on(event: 'state-change', listener: (change: BreakerStateChange) => void): this;
+  /** The breaker opened because the endpoint is unreachable (see `eject`). */
+  on(event: 'eject', listener: (ejection: BreakerEjection) => void): this;
+  on(event: 'state-change' | 'eject', listener: BreakerListener): this {
     this.#events.on(event, listener);
     return this;
   }
 
-  off(event: 'state-change', listener: (change: BreakerStateChange) => void): this {
+  off(event: 'state-change', listener: (change: BreakerStateChange) => void): this;
+  off(event: 'eject', listener: (ejection: BreakerEjection) => void): this;
+  off(event: 'state-change' | 'eject', listener: BreakerListener): this {
     this.#events.off(event, listener);
     return this;
+  }
+
+  /**
+   * Takes the target out of rotation now: the endpoint is known unreachable (its connection was
+   * lost or refused, or gateway failures came in a row). Opens a closed breaker, re-opens a
+   * half-open one; an open one stays as it is. Emits 'eject' when it changed the state.
+   */
+  eject(reason: string): void {
+    const kind = this.#state.kind;
+    if (kind === 'open') return;
+    if (kind === 'closed') this.#tripFromClosed();
+    else this.#reopen();
+    this.#events.emit('eject', { name: this.name, reason } satisfies BreakerEjection);
+  }
+
+  /**
+   * The endpoint accepts connections again: an open breaker half-opens now, as after a ready probe,
+   * so the next call tests it. Does nothing in any other state.
+   */
+  reachable(): void {
+    if (this.#state.kind === 'open') this.#toHalfOpen();
   }
 
   /** Admits a call, or returns undefined when open (or half-open with every probe slot taken). */
@@ -222,7 +257,7 @@ export class Breaker {
       const limit = this.#options.consecutiveGatewayFailures;
       if (limit > 0 && this.#gatewayStreak >= limit) {
         // Known dead: out of rotation now, not once the rolling window's failure rate catches up.
-        this.#tripFromClosed();
+        this.eject(`${this.#gatewayStreak} gateway failures in a row`);
         return done;
       }
       return this.#opossum.fire(failed ? failedOutcome() : done).then(ignore, ignore);

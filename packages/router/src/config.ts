@@ -1,4 +1,4 @@
-import type { InferTransport } from '@infergate/core';
+import { type ConnectivitySource, type InferTransport, isConnectivitySource } from '@infergate/core';
 import type { ChatModel } from '@infergate/llm';
 import { z } from 'zod';
 import type { ProbeFunction } from './breaker.js';
@@ -172,6 +172,14 @@ export const tritonTargetSchema = z
       ['infer', 'stream'],
       'transport must be an InferTransport (infer and stream)',
     ),
+    /**
+     * The gRPC channel under the target, watched to take the target out of rotation the moment its
+     * connection is refused (see target-ejection.ts): `client.grpc` when `transport` is a batcher or
+     * an interceptor over it. @default `transport`, when it has `watchConnectivity`
+     */
+    connectivity: z
+      .custom<ConnectivitySource>(isConnectivitySource, 'connectivity must have watchConnectivity()')
+      .optional(),
     /** Active probe while open: a function, or a TritonClient (ServerReady, or ModelReady of `model`). */
     probe: z
       .union([

@@ -1,6 +1,7 @@
 // @infergate/router: see README.md. Public exports are listed here explicitly.
 
 export type {
+  BreakerEjection,
   BreakerInit,
   BreakerPermit,
   BreakerStateChange,

@@ -5,6 +5,7 @@ import {
   type InferRequest,
   type InferResponse,
   type InferTransport,
+  isConnectivitySource,
   parseOptions,
 } from '@infergate/core';
 import { classifyError } from './classify.js';
@@ -16,9 +17,12 @@ import { routedStream } from './routed-stream.js';
 import { RouterBase } from './router-base.js';
 import { SequencePins, sequenceOf } from './sequence-pins.js';
 import { TargetCooling } from './target-cooling.js';
+import { TargetEjection } from './target-ejection.js';
 
 interface TritonTarget extends RouteTarget {
   readonly transport: InferTransport;
+  /** Watches the target's channel, when it has one (target-ejection.ts). */
+  readonly ejection: TargetEjection | undefined;
 }
 
 /**
@@ -37,12 +41,17 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
           : typeof target.probe === 'function'
             ? target.probe
             : readinessProbe(target.probe.client, target.probe.model);
+      const breaker = createBreaker(target.name, options, target.breaker, probe);
+      const transport = target.transport;
+      // failover: watch the target's channel, if any (see target-ejection.ts).
+      const source = target.connectivity ?? (isConnectivitySource(transport) ? transport : undefined);
       return {
         name: target.name,
-        transport: target.transport,
-        breaker: createBreaker(target.name, options, target.breaker, probe),
+        transport,
+        breaker,
         contextWindow: undefined,
         cooling: new TargetCooling(),
+        ejection: source === undefined ? undefined : new TargetEjection(breaker, source),
       };
     });
     super(list, options);
@@ -91,6 +100,12 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
       (target, attemptOptions) => target.transport.stream(request, attemptOptions),
       (responses) => ({ responses }),
     );
+  }
+
+  /** Stops watching the targets' channels, then what every router stops (breakers, telemetry). */
+  override async close(): Promise<void> {
+    for (const target of this.engine.targets.values()) target.ejection?.dispose();
+    await super.close();
   }
 
   /** Sequences pinned right now. */

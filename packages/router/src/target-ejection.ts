@@ -1,0 +1,50 @@
+import type { ConnectivityChange, ConnectivitySource } from '@infergate/core';
+import type { Breaker } from './breaker.js';
+
+/**
+ * Takes a target out of rotation the moment its channel shows the endpoint is unreachable, and
+ * lets it back once the channel is ready again. Watches a `ConnectivitySource` (a GrpcTransport,
+ * or the channel named in the target's `connectivity`):
+ *
+ * - a connect that fails (`transient-failure`: refused, reset, timed out) ejects the target (its
+ *   breaker opens now, before any call has to fail there);
+ * - a connection that was `ready` and is lost (the peer closed it, reset it or sent GOAWAY) is
+ *   redialled at once rather than ejected: a server that went away refuses the redial within a
+ *   round trip (then `transient-failure`), while a healthy one that only rotated its connection
+ *   (GOAWAY on a maximum connection age, an idle timeout) answers and stays in rotation;
+ * - `ready` half-opens an ejected target, as a ready probe does: one call then decides.
+ *
+ * Calls already in flight or queued on the target are left where they are: they fail there and
+ * fall back (see docs/decisions/0014-connectivity-ejection.md for why they are not moved).
+ */
+export class TargetEjection {
+  readonly #breaker: Breaker;
+  readonly #source: ConnectivitySource;
+  #unwatch: (() => void) | undefined;
+
+  constructor(breaker: Breaker, source: ConnectivitySource) {
+    this.#breaker = breaker;
+    this.#source = source;
+    this.#unwatch = source.watchConnectivity((change) => this.#changed(change));
+  }
+
+  /** Stops watching. Idempotent. */
+  dispose(): void {
+    this.#unwatch?.();
+    this.#unwatch = undefined;
+  }
+
+  #changed({ from, to }: ConnectivityChange): void {
+    if (this.#unwatch === undefined) return;
+    if (to === 'transient-failure') {
+      this.#breaker.eject('the connection was refused or failed (channel in TRANSIENT_FAILURE)');
+    } else if (from === 'ready' && (to === 'idle' || to === 'connecting')) {
+      // Lost: redial now, after grpc-js has finished this transition (not from inside its
+      // state-change callback). A dead endpoint answers with a refusal: `transient-failure`.
+      const source = this.#source;
+      queueMicrotask(() => source.connectivityState(true));
+    } else if (to === 'ready') {
+      this.#breaker.reachable();
+    }
+  }
+}
