@@ -17,11 +17,12 @@ import { PendingCall } from './internal/pending-call.js';
 import { requestPriority } from './internal/priority.js';
 import { BatcherTelemetry } from './internal/telemetry.js';
 import {
+  type GetModelStatistics,
   type MicroBatcherOptions,
   type ResolvedMicroBatcherOptions,
   resolveMicroBatcherOptions,
 } from './options.js';
-import type { MicroBatcherStats } from './stats.js';
+import type { LaneStats, MicroBatcherStats } from './stats.js';
 
 export interface CloseOptions {
   /** Send every queued call (without waiting for the delay) instead of failing it. @default false */
@@ -43,6 +44,7 @@ export class MicroBatcher implements InferTransport {
   readonly #lanes = new Map<string, Lane>();
   readonly #running = new Set<Promise<void>>();
   readonly #weightOf: (tenant: string) => number;
+  readonly #statistics: GetModelStatistics | undefined;
   #queuedItems = 0;
   #queuedBytes = 0;
   #closed = false;
@@ -55,6 +57,7 @@ export class MicroBatcher implements InferTransport {
     const { tenants, models, getModelConfig, client } = this.options;
     this.#limits = new ModelLimits(models, getModelConfig, client);
     this.#weightOf = (tenant) => tenants[tenant]?.weight ?? 1;
+    this.#statistics = this.options.getModelStatistics ?? statisticsOf(client);
     this.#telemetry = new BatcherTelemetry(() => ({ items: this.#queuedItems, bytes: this.#queuedBytes }));
   }
 
@@ -90,7 +93,17 @@ export class MicroBatcher implements InferTransport {
 
   /** Counters for tests, demos and logs. */
   stats(): MicroBatcherStats {
-    return this.#telemetry.snapshot({ items: this.#queuedItems, bytes: this.#queuedBytes });
+    const lanes: Record<string, LaneStats> = {};
+    for (const lane of this.#lanes.values()) {
+      const { planner } = lane;
+      lanes[lane.version === '' ? lane.model : `${lane.model}:${lane.version}`] = {
+        mode: planner.mode,
+        server: planner.verdict,
+        serviceMs: planner.serviceMs,
+        returnShare: planner.returnShare,
+      };
+    }
+    return { ...this.#telemetry.snapshot({ items: this.#queuedItems, bytes: this.#queuedBytes }), lanes };
   }
 
   /**
@@ -114,6 +127,7 @@ export class MicroBatcher implements InferTransport {
       }
     } else {
       for (const lane of this.#lanes.values()) {
+        lane.clearHold();
         for (const bucket of [...lane.buckets.values()]) {
           for (const call of bucket.queue.drain()) {
             this.#unqueue(call);
@@ -125,6 +139,7 @@ export class MicroBatcher implements InferTransport {
       }
       await Promise.allSettled([...this.#running]);
     }
+    for (const lane of this.#lanes.values()) lane.clearHold();
     this.#telemetry.close();
   }
 
@@ -170,7 +185,13 @@ export class MicroBatcher implements InferTransport {
     let lane = this.#lanes.get(laneKey);
     if (lane === undefined) {
       const cap = Math.min(this.options.maxBatchSize, limit ?? Number.POSITIVE_INFINITY);
-      lane = new Lane(model, version, cap, this.options.maxInFlightBatches);
+      const server = this.#limits.serverBatching(model, version);
+      const { serverBatching, maxQueueDelayMs } = this.options;
+      lane = new Lane(model, version, cap, this.options.maxInFlightBatches, {
+        maxQueueDelayMs,
+        server,
+        mode: server !== undefined && serverBatching !== 'ignore' ? 'eager' : 'fill',
+      });
       this.#lanes.set(laneKey, lane);
     }
     const bucket = lane.bucket(call.key, priority, this.#weightOf);
@@ -220,6 +241,7 @@ export class MicroBatcher implements InferTransport {
       bucket.queue.push(pending);
       this.#queuedItems += 1;
       this.#queuedBytes += pending.bytes;
+      lane.planner.arrived(enqueuedAt, pending.rows);
       this.#pump(lane);
     });
   }
@@ -239,14 +261,26 @@ export class MicroBatcher implements InferTransport {
     this.#queuedBytes -= call.bytes;
   }
 
-  /** Sends ready batches while the lane has free slots; arms the fixed policy's delay timers. */
+  /**
+   * Sends ready batches while the lane has free slots; arms the fixed policy's delay timers, or the
+   * adaptive policy's wake-up when it holds a batch for more rows.
+   */
   #pump(lane: Lane): void {
     const waitForDelay = this.options.flush === 'fixed' && !this.#draining;
+    const plan = this.options.flush === 'adaptive' && !this.#draining;
     const delayMs = this.options.maxQueueDelayMs;
     while (lane.inFlight < lane.slots) {
       const at = now();
       const bucket = lane.next(at, waitForDelay, delayMs);
       if (bucket === undefined) break;
+      if (plan) {
+        const oldest = bucket.queue.oldest() as PendingCall;
+        const wakeAt = lane.planner.hold(at, bucket.queue.rows, oldest.enqueuedAt, lane.inFlight);
+        if (wakeAt !== undefined) {
+          lane.holdUntil(wakeAt, at, () => this.#pump(lane));
+          break;
+        }
+      }
       const calls = this.#take(lane, bucket, at);
       if (calls.length > 0) this.#dispatch(lane, calls, at);
     }
@@ -284,6 +318,48 @@ export class MicroBatcher implements InferTransport {
     return calls;
   }
 
+  /**
+   * The `measure` rule: while batches flow to a model with dynamic batching, reads the server's
+   * statistics every `statsIntervalMs` and lets the planner judge the queue time since the last
+   * read. A failed read leaves the mode as it is and is tried again after the interval.
+   */
+  #sampleServer(lane: Lane, at: number): void {
+    const read = this.#statistics;
+    if (
+      read === undefined ||
+      this.options.flush !== 'adaptive' ||
+      this.options.serverBatching !== 'measure' ||
+      lane.planner.server === undefined ||
+      lane.statsPending ||
+      this.#closed ||
+      at - lane.statsAskedAt < this.options.statsIntervalMs
+    ) {
+      return;
+    }
+    lane.statsAskedAt = at;
+    lane.statsPending = true;
+    const task: Promise<void> = read(lane.model, lane.version, this.options.statsIntervalMs)
+      .then(
+        (counters) => {
+          lane.statsPending = false;
+          const base = lane.statsBase;
+          lane.statsBase = counters;
+          if (base === undefined) return;
+          lane.planner.serverSample({
+            requests: counters.requests - base.requests,
+            executions: counters.executions - base.executions,
+            queueUs: counters.queueUs - base.queueUs,
+            computeUs: counters.computeUs - base.computeUs,
+          });
+        },
+        () => {
+          lane.statsPending = false;
+        },
+      )
+      .finally(() => this.#running.delete(task));
+    this.#running.add(task);
+  }
+
   #dispatch(lane: Lane, calls: PendingCall[], at: number): void {
     let rows = 0;
     for (const call of calls) {
@@ -292,14 +368,17 @@ export class MicroBatcher implements InferTransport {
       this.#telemetry.queueWait(lane.model, at - call.enqueuedAt);
     }
     lane.inFlight += 1;
+    lane.planner.sent(rows);
     this.#telemetry.batchSent(lane.model, calls.length, rows);
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       lane.inFlight -= 1;
-      lane.observeService(now() - at);
+      const done = now();
+      lane.planner.answered(done, rows, done - at);
       this.#telemetry.batchDone(lane.model);
+      this.#sampleServer(lane, done);
       this.#pump(lane);
     };
     const dispatch = {
@@ -318,6 +397,22 @@ export class MicroBatcher implements InferTransport {
       });
     this.#running.add(task);
   }
+}
+
+/** `client.modelStatistics()` reduced to the counters the `measure` rule reads. */
+function statisticsOf(client: MicroBatcherOptions['client']): GetModelStatistics | undefined {
+  const read = client?.modelStatistics?.bind(client);
+  if (read === undefined) return undefined;
+  return async (model, version, timeoutMs) => {
+    const [stats] = await read(model, version === '' ? { timeoutMs } : { version, timeoutMs });
+    if (stats === undefined) throw batcherErrors.noStatistics(model);
+    return {
+      requests: stats.inference.success.count,
+      executions: stats.executionCount,
+      queueUs: Number(stats.inference.queue.ns) / 1000,
+      computeUs: Number(stats.inference.computeInfer.ns) / 1000,
+    };
+  };
 }
 
 /** Wraps `transport` in a micro-batcher (see `MicroBatcherOptions` for the knobs and defaults). */
