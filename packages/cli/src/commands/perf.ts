@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { createMicroBatcher } from '@infergate/batcher';
+import { createMicroBatcher, type MicroBatcher } from '@infergate/batcher';
 import { InfergateError, type InferOptions, type InputTensor } from '@infergate/core';
 import type { CliIo } from '../cli-io.js';
 import {
@@ -62,7 +62,12 @@ ${INPUT_HELP.split('\n')
   .join('\n')}
 
 Client:
-  --client-batching       Send through @infergate/batcher (micro-batching).
+  --client-batching       Send through @infergate/batcher (micro-batching);
+                          each step reports the batches it sent.
+  --batch-policy P        adaptive or fixed. Default: adaptive.
+  --max-batch-size N      Most rows per client batch. Default: 64.
+  --max-queue-delay-ms MS Longest wait for a batch to fill. Default: 10.
+  --max-in-flight N       Batches in flight at once. Default: 2.
   --shared-memory         Let the client pass large tensors through shared
                           memory (enableGpuIpc) when the server is local.
   --model-version V       A version other than the latest.
@@ -90,6 +95,10 @@ const PERF_OPTIONS = {
   shape: { type: 'string', multiple: true },
   'batch-size': { type: 'string' },
   'client-batching': { type: 'boolean' },
+  'batch-policy': { type: 'string' },
+  'max-batch-size': { type: 'string' },
+  'max-queue-delay-ms': { type: 'string' },
+  'max-in-flight': { type: 'string' },
   'shared-memory': { type: 'boolean' },
   'model-version': { type: 'string' },
   'window-ms': { type: 'string' },
@@ -108,6 +117,38 @@ function toleranceOf(text: string | undefined): number {
   if (!(value > 0 && value < 100))
     throw usageError(`--tolerance must be a percentage above 0 and below 100, got '${text}'`);
   return value / 100;
+}
+
+/** The batcher's settings from the command line; `undefined` without --client-batching. */
+function batcherOptionsOf(values: {
+  'client-batching'?: boolean | undefined;
+  'batch-policy'?: string | undefined;
+  'max-batch-size'?: string | undefined;
+  'max-queue-delay-ms'?: string | undefined;
+  'max-in-flight'?: string | undefined;
+}): NonNullable<PerfReport['batcher']> | undefined {
+  const given = (['batch-policy', 'max-batch-size', 'max-queue-delay-ms', 'max-in-flight'] as const).filter(
+    (name) => values[name] !== undefined,
+  );
+  if (values['client-batching'] !== true) {
+    if (given.length > 0) throw usageError(`--${given[0]} needs --client-batching`);
+    return undefined;
+  }
+  const flush = values['batch-policy'] ?? 'adaptive';
+  if (flush !== 'adaptive' && flush !== 'fixed') {
+    throw usageError(`--batch-policy must be adaptive or fixed, got '${flush}'`);
+  }
+  const delayText = values['max-queue-delay-ms'];
+  const maxQueueDelayMs = delayText === undefined ? 10 : Number(delayText);
+  if (!(Number.isFinite(maxQueueDelayMs) && maxQueueDelayMs >= 0)) {
+    throw usageError(`--max-queue-delay-ms must be a number ≥ 0, got '${delayText}'`);
+  }
+  return {
+    flush,
+    maxBatchSize: integerOption(values['max-batch-size'], 'max-batch-size', 64),
+    maxQueueDelayMs,
+    maxInFlightBatches: integerOption(values['max-in-flight'], 'max-in-flight', 2),
+  };
 }
 
 /** What perf calls: the gRPC client, or the HTTP one behind the CLI's `ServerClient`. */
@@ -145,6 +186,7 @@ function stepRow(step: PerfStep): string[] {
     fixed(step.clientCpuMsPerCall),
     fixed(step.server?.queueUs, 1),
     fixed(step.server?.computeInferUs, 1),
+    fixed(step.clientBatches?.meanBatchSize, 1),
     String(step.errors),
     step.stable ? 'yes' : `no (${step.windows})`,
   ];
@@ -160,6 +202,7 @@ const TABLE_HEADER = [
   'CPU_MS/CALL',
   'QUEUE_US',
   'COMPUTE_US',
+  'BATCH',
   'ERRORS',
   'STABLE',
 ];
@@ -199,6 +242,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     const version = values['model-version'];
     const sharedMemory = values['shared-memory'] === true;
 
+    const batcherOptions = batcherOptionsOf(values);
     const http = protocolOf(values) === 'http';
     if (http && (sharedMemory || values['client-batching'] === true)) {
       // The micro-batcher sits on the gRPC transport and shared memory is a gRPC client feature.
@@ -213,7 +257,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     } else {
       const grpc = clientFor(values, { enableGpuIpc: sharedMemory }).client;
       batcher =
-        values['client-batching'] === true ? createMicroBatcher(grpc.grpc, { client: grpc }) : undefined;
+        batcherOptions !== undefined
+          ? createMicroBatcher(grpc.grpc, { client: grpc, ...batcherOptions })
+          : undefined;
       direct = grpc;
       client = batcher ? clientFor(values, { enableGpuIpc: sharedMemory, transport: batcher }).client : grpc;
     }
@@ -245,7 +291,13 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
             ? () =>
                 rateWindow(call, load, distribution as RateDistribution, windowMs, maxOutstanding, io.signal)
             : () => closedLoopWindow(call, load, windowMs, io.signal);
-        const measured = await measureUntilStable(window, stability, counters, io.signal);
+        const batchCounters = batcher
+          ? () => {
+              const stats = (batcher as MicroBatcher).stats();
+              return { batches: stats.batches, rows: stats.rows };
+            }
+          : undefined;
+        const measured = await measureUntilStable(window, stability, counters, io.signal, batchCounters);
         const step: PerfStep = { mode, load, ...measured };
         steps.push(step);
         // Progress on stderr, so that stdout holds only the table (or the JSON).
@@ -258,6 +310,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
         url: values.url ?? (http ? 'http://127.0.0.1:8000' : '127.0.0.1:8001'),
         batchSize,
         clientBatching: batcher !== undefined,
+        ...(batcherOptions !== undefined ? { batcher: batcherOptions } : {}),
         sharedMemory,
         windowMs,
         steps,
