@@ -15,6 +15,7 @@ import { type Bucket, Lane } from './internal/lane.js';
 import { type ModelLimit, ModelLimits } from './internal/model-limits.js';
 import { PendingCall } from './internal/pending-call.js';
 import { requestPriority } from './internal/priority.js';
+import { sampleServer, statisticsOf } from './internal/server-sampler.js';
 import { BatcherTelemetry } from './internal/telemetry.js';
 import {
   type GetModelStatistics,
@@ -169,17 +170,6 @@ export class MicroBatcher implements InferTransport {
     // The signal may have fired while the model's limit was being looked up.
     if (options.signal?.aborted)
       return Promise.reject(this.#rejected(abortError(options.signal, { model }), model));
-    const { maxQueueSize, maxQueueBytes } = this.options;
-    if (this.#queuedItems + 1 > maxQueueSize || this.#queuedBytes + call.bytes > maxQueueBytes) {
-      const error = batcherErrors.queueFull(
-        model,
-        this.#queuedItems,
-        this.#queuedBytes,
-        maxQueueSize,
-        maxQueueBytes,
-      );
-      return Promise.reject(this.#rejected(error, model));
-    }
     const version = request.modelVersion ?? '';
     const laneKey = `${model}\u0000${version}`;
     let lane = this.#lanes.get(laneKey);
@@ -193,6 +183,26 @@ export class MicroBatcher implements InferTransport {
         mode: server !== undefined && serverBatching !== 'ignore' ? 'eager' : 'fill',
       });
       this.#lanes.set(laneKey, lane);
+    }
+    const { maxQueueSize, maxQueueBytes } = this.options;
+    if (this.#queuedItems + 1 > maxQueueSize || this.#queuedBytes + call.bytes > maxQueueBytes) {
+      const error = batcherErrors.queueFull(
+        model,
+        this.#queuedItems,
+        this.#queuedBytes,
+        maxQueueSize,
+        maxQueueBytes,
+      );
+      return Promise.reject(this.#rejected(error, model));
+    }
+    const { maxQueueWaitMs } = this.options;
+    if (maxQueueWaitMs !== undefined) {
+      const waitMs = lane.expectedWaitMs();
+      if (waitMs > maxQueueWaitMs) {
+        return Promise.reject(
+          this.#rejected(batcherErrors.waitTooLong(model, waitMs, maxQueueWaitMs), model),
+        );
+      }
     }
     const bucket = lane.bucket(call.key, priority, this.#weightOf);
     return this.#enqueue(lane, bucket, request, options, call);
@@ -318,46 +328,14 @@ export class MicroBatcher implements InferTransport {
     return calls;
   }
 
-  /**
-   * The `measure` rule: while batches flow to a model with dynamic batching, reads the server's
-   * statistics every `statsIntervalMs` and lets the planner judge the queue time since the last
-   * read. A failed read leaves the mode as it is and is tried again after the interval.
-   */
   #sampleServer(lane: Lane, at: number): void {
-    const read = this.#statistics;
-    if (
-      read === undefined ||
-      this.options.flush !== 'adaptive' ||
-      this.options.serverBatching !== 'measure' ||
-      lane.planner.server === undefined ||
-      lane.statsPending ||
-      this.#closed ||
-      at - lane.statsAskedAt < this.options.statsIntervalMs
-    ) {
-      return;
-    }
-    lane.statsAskedAt = at;
-    lane.statsPending = true;
-    const task: Promise<void> = read(lane.model, lane.version, this.options.statsIntervalMs)
-      .then(
-        (counters) => {
-          lane.statsPending = false;
-          const base = lane.statsBase;
-          lane.statsBase = counters;
-          if (base === undefined) return;
-          lane.planner.serverSample({
-            requests: counters.requests - base.requests,
-            executions: counters.executions - base.executions,
-            queueUs: counters.queueUs - base.queueUs,
-            computeUs: counters.computeUs - base.computeUs,
-          });
-        },
-        () => {
-          lane.statsPending = false;
-        },
-      )
-      .finally(() => this.#running.delete(task));
+    const { flush, serverBatching, statsIntervalMs } = this.options;
+    if (this.#statistics === undefined || flush !== 'adaptive' || serverBatching !== 'measure') return;
+    if (this.#closed) return;
+    const task = sampleServer(lane, at, this.#statistics, statsIntervalMs);
+    if (task === undefined) return;
     this.#running.add(task);
+    task.finally(() => this.#running.delete(task));
   }
 
   #dispatch(lane: Lane, calls: PendingCall[], at: number): void {
@@ -397,22 +375,6 @@ export class MicroBatcher implements InferTransport {
       });
     this.#running.add(task);
   }
-}
-
-/** `client.modelStatistics()` reduced to the counters the `measure` rule reads. */
-function statisticsOf(client: MicroBatcherOptions['client']): GetModelStatistics | undefined {
-  const read = client?.modelStatistics?.bind(client);
-  if (read === undefined) return undefined;
-  return async (model, version, timeoutMs) => {
-    const [stats] = await read(model, version === '' ? { timeoutMs } : { version, timeoutMs });
-    if (stats === undefined) throw batcherErrors.noStatistics(model);
-    return {
-      requests: stats.inference.success.count,
-      executions: stats.executionCount,
-      queueUs: Number(stats.inference.queue.ns) / 1000,
-      computeUs: Number(stats.inference.computeInfer.ns) / 1000,
-    };
-  };
 }
 
 /** Wraps `transport` in a micro-batcher (see `MicroBatcherOptions` for the knobs and defaults). */

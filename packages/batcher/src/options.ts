@@ -102,6 +102,13 @@ export const microBatcherOptionsSchema = z
     maxInFlightBatches: positiveInt.default(2),
     /** Items queued (not yet sent) across all models; beyond it calls fail with QUEUE_FULL. @default 1024 */
     maxQueueSize: positiveInt.default(1024),
+    /**
+     * Admission by expected wait: a call that would wait longer than this before its batch is sent
+     * (estimated from the measured batch time, the rows queued ahead of it and the batches in
+     * flight) fails at once with QUEUE_FULL, so that under overload an admitted call is answered
+     * within about `maxQueueWaitMs` plus one batch round trip. @default none (only the size bounds)
+     */
+    maxQueueWaitMs: z.number().positive().finite().optional(),
     /** Input bytes queued across all models; beyond it calls fail with QUEUE_FULL. @default 256 MiB */
     maxQueueBytes: positiveInt.default(256 * 1024 * 1024),
     /** Relative share of batch rows per tenant (deficit round robin); unlisted tenants weigh 1. @default {} */

@@ -106,6 +106,19 @@ export class Lane {
     return best;
   }
 
+  /**
+   * How long a call queued now would wait for its batch to be sent: one slot frees every measured
+   * round trip ÷ slots, and the rows ahead fill `cap`-row batches. 0 until the round trip is known.
+   */
+  expectedWaitMs(): number {
+    const interval = this.planner.serviceMs / this.slots;
+    if (interval === 0) return 0;
+    let rowsAhead = 0;
+    for (const bucket of this.buckets.values()) rowsAhead += bucket.queue.rows;
+    const batchesAhead = Math.floor(rowsAhead / this.cap);
+    return (batchesAhead + (this.inFlight < this.slots ? 0 : 1)) * interval;
+  }
+
   /** Drops a bucket that has emptied, with its timer. */
   prune(bucket: Bucket): void {
     if (bucket.queue.size > 0) return;
