@@ -5,7 +5,8 @@
 // (PyTriton, dynamic batching): started from the interop venv when it exists, or given with
 // --triton-url. Load generation and latency are `infergate perf`'s (packages/cli/src/perf).
 //   pnpm bench batcher [--quick] [--seconds 1] [--triton-url 127.0.0.1:8001 | --no-triton]
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -14,7 +15,8 @@ import { createTritonClient, type InputTensor, type TritonClient } from '@inferg
 import { startTestServer } from '@infergate/testing';
 import { closedLoopWindow, rateWindow } from '../../packages/cli/src/perf/load-window.js';
 import { startTriton, type TritonHandle, VENV_PYTHON } from '../../test/interop/triton-harness.js';
-import { type BenchCase, flag, packageVersion, percentile, report, round } from '../lib.js';
+import { barChartSvg } from '../bar-chart.js';
+import { BENCH_DIR, type BenchCase, flag, packageVersion, percentile, report, round } from '../lib.js';
 
 type ArmName = 'unbatched' | 'fixed' | 'adaptive';
 
@@ -403,6 +405,26 @@ export async function run(): Promise<void> {
         flag('seconds') ? ` --seconds ${seconds}` : '',
       ].join(''),
     });
+    const targets = ['simulated_gpu', ...(triton === undefined ? [] : ['triton add_sub'])];
+    const groups = targets.flatMap((label) => loads.map((load) => [label, `c${load}`] as const));
+    const svg = barChartSvg({
+      title: 'batcher: closed-loop items/s by arm (log scale)',
+      groups: groups.map(([label, load]) => `${label === 'simulated_gpu' ? 'sim' : 'triton'} ${load}`),
+      series: (
+        [
+          ['unbatched', '#7f7f7f'],
+          ['fixed', '#ff7f0e'],
+          ['adaptive', '#1f77b4'],
+        ] as const
+      ).map(([arm, color]) => ({
+        name: arm,
+        color,
+        values: groups.map(([label, load]) => find(arm, load, label)?.itemsPerSec),
+      })),
+      yLabel: 'items/s',
+      log: true,
+    });
+    writeFileSync(join(BENCH_DIR, 'results', 'batcher.svg'), svg);
     console.table(
       cases.map((entry) => ({
         case: entry.name,

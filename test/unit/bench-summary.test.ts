@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { barChartSvg } from '../../bench/bar-chart.js';
 import type { BenchResult } from '../../bench/lib.js';
 import { judge, readResults, summarize, summaryTable } from '../../bench/summary.js';
 
@@ -67,5 +68,25 @@ describe('pnpm bench summary', () => {
     expect(readResults(dir).map((entry) => entry.suite)).toEqual(['alpha', 'beta']);
     expect(readResults(dir, ['beta']).map((entry) => entry.suite)).toEqual(['beta']);
     expect(readResults(join(dir, 'missing'))).toEqual([]);
+  });
+});
+
+describe('bench bar chart', () => {
+  it('draws one bar per present value, a legend per series, and no NaN on a log axis', () => {
+    const svg = barChartSvg({
+      title: 'a <test>',
+      groups: ['c1', 'c64'],
+      series: [
+        { name: 'unbatched', color: '#777', values: [300, 450] },
+        { name: 'adaptive', color: '#17b', values: [290, undefined] },
+      ],
+      yLabel: 'items/s',
+      log: true,
+    });
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg).toContain('a &#60;test&#62;');
+    // 3 bars + 2 legend swatches + the background.
+    expect(svg.match(/<rect /g)).toHaveLength(6);
+    expect(svg).not.toMatch(/NaN|undefined|Infinity/);
   });
 });
