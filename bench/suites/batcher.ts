@@ -287,10 +287,9 @@ export async function run(): Promise<void> {
     // below the nominal one.
     const batchRows = 8;
     const maxQueueDelayMs = 10;
+    const overloadOptions = { maxBatchSize: batchRows, maxQueueSize: 2 * batchRows, maxQueueDelayMs };
     const overload = await makeArm('adaptive', server.url, {
-      maxBatchSize: batchRows,
-      maxQueueSize: 2 * batchRows,
-      maxQueueDelayMs,
+      ...overloadOptions,
       maxQueueWaitMs: maxQueueDelayMs,
     });
     const overloadSample = emptySample();
@@ -298,9 +297,15 @@ export async function run(): Promise<void> {
     let capacity: number;
     try {
       // Warm-up that also measures the capacity: enough closed-loop callers to keep both slots
-      // busy with full batches while the queue stays within its bound.
+      // busy with full batches while the queue stays within its bound (an arm without admission by
+      // expected wait, which would refuse closed-loop callers).
+      const probeArm = await makeArm('adaptive', server.url, overloadOptions);
       const probe = emptySample();
-      await closedLoop(overload, simulated, 2 + 2 * batchRows, seconds, probe);
+      try {
+        await closedLoop(probeArm, simulated, 2 + 2 * batchRows, seconds, probe);
+      } finally {
+        await closeArm(probeArm);
+      }
       capacity = probe.items / probe.seconds;
       heapMiB.push(heapAfterGcMiB());
       for (let part = 0; part < 2; part++) {
