@@ -124,8 +124,8 @@ describe('flush policies', () => {
     await batcher.infer(one(1));
     await vi.advanceTimersByTimeAsync(0);
     expect(batcher.stats().lanes.m).toMatchObject({ mode: 'eager', server: 'unknown' });
-    // 100 requests waited 900 µs each in the server's queue; executions take 1,000 µs.
-    counters = { requests: 100, executions: 50, queueUs: 90_000, computeUs: 50_000 };
+    // 100 requests, each run alone, waited 900 µs each in the server's queue; executions take 500 µs.
+    counters = { requests: 100, executions: 100, queueUs: 90_000, computeUs: 50_000 };
     await batcher.infer(one(2));
     await vi.advanceTimersByTimeAsync(0);
     expect(reads).toHaveLength(1); // within the interval: not read again

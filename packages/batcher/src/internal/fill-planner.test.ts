@@ -93,23 +93,31 @@ describe('fill planner (adaptive policy arithmetic)', () => {
   it('measure rule: fills once the server queue exceeds its own delay, back to eager when batches shrink', () => {
     const server = { maxQueueDelayUs: 100, preferredBatchSizes: [] };
     const planner = new FillPlanner(64, 10, server, 'eager');
-    // 1,000 requests waited 150 µs each, executions computed 1,000 µs: 150 <= 100 + 250, not saturated.
-    planner.serverSample({ requests: 1000, executions: 500, queueUs: 150_000, computeUs: 500_000 });
+    // 1,000 requests, each run alone, waited 150 µs; executions take 1,000 µs: 150 <= 100 + 250.
+    planner.serverSample({ requests: 1000, executions: 1000, queueUs: 150_000, computeUs: 1_000_000 });
     expect(planner.verdict).toBe('idle');
     expect(planner.mode).toBe('eager');
     // They waited 800 µs each, behind other executions: the server is saturated, fill.
-    planner.serverSample({ requests: 1000, executions: 500, queueUs: 800_000, computeUs: 500_000 });
+    planner.serverSample({ requests: 1000, executions: 1000, queueUs: 800_000, computeUs: 1_000_000 });
     expect(planner.verdict).toBe('saturated');
     expect(planner.mode).toBe('fill');
     // Filling, the server queue empties, but batches still carry 32 rows: stay.
     for (let batch = 0; batch < 10; batch++) planner.sent(32);
-    planner.serverSample({ requests: 320, executions: 10, queueUs: 32_000, computeUs: 10_000 });
+    planner.serverSample({ requests: 10, executions: 10, queueUs: 1_000, computeUs: 10_000 });
     expect(planner.verdict).toBe('idle');
     expect(planner.mode).toBe('fill');
     // Load gone: batches of one. Eager again.
     for (let batch = 0; batch < 10; batch++) planner.sent(1);
     planner.serverSample({ requests: 10, executions: 10, queueUs: 1_000, computeUs: 10_000 });
     expect(planner.mode).toBe('eager');
+  });
+
+  it('measure rule: a server that merges our requests into one execution means fill', () => {
+    const planner = new FillPlanner(64, 10, { maxQueueDelayUs: 100, preferredBatchSizes: [] }, 'eager');
+    // Two requests per execution, hardly any queueing beyond the delay: Triton merged what we split.
+    planner.serverSample({ requests: 1000, executions: 500, queueUs: 150_000, computeUs: 3_000_000 });
+    expect(planner.verdict).toBe('saturated');
+    expect(planner.mode).toBe('fill');
   });
 
   it('measure rule: an interval without requests changes nothing', () => {

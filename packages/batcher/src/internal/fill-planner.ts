@@ -17,7 +17,7 @@ export interface ServerQueueSample {
   executions: number;
   /** Time requests spent in the server's queue, µs, summed. */
   queueUs: number;
-  /** Time the executions spent computing, µs, summed. */
+  /** Compute time, µs, summed over requests (each request counts its execution's duration). */
   computeUs: number;
 }
 
@@ -28,6 +28,8 @@ const SERVICE_WEIGHT = 0.2;
 const RETURN_WEIGHT = 0.2;
 /** Server queue time beyond its own batching delay, as a share of one execution, that counts as saturated. */
 const SATURATION_SHARE = 0.25;
+/** Requests per server execution above which the server is merging our requests. */
+const MERGED_REQUESTS = 1.2;
 
 /**
  * The adaptive policy's decisions for one lane, as pure arithmetic over the times and sizes it is
@@ -147,10 +149,12 @@ export class FillPlanner {
 
   /**
    * Decides from the server's statistics whether client-side filling helps (the `measure` rule for
-   * a model with dynamic batching): requests that wait in the server's queue longer than its own
-   * batching delay plus a quarter of an execution mean its instances are busy, so fuller client
-   * batches (fewer, larger requests) help: fill. Back to eager once filling no longer forms batches
-   * (under 2 rows per batch since the last sample): the load has gone.
+   * a model with dynamic batching). It does when the server runs our requests together (at least
+   * 1.2 requests per execution: Triton's batcher merges requests that queued behind each other,
+   * so sending them as one request saves the per-request work on both sides and changes nothing
+   * else), or when requests wait in its queue longer than its own batching delay plus a quarter of
+   * an execution (its instances are busy). Then: fill. Back to eager once filling no longer forms
+   * batches (under 2 rows per batch since the last sample): the load has gone.
    */
   serverSample(sample: ServerQueueSample): void {
     const batches = this.#batches;
@@ -158,9 +162,12 @@ export class FillPlanner {
     this.#batches = 0;
     this.#rows = 0;
     if (this.server === undefined || sample.requests <= 0 || sample.executions <= 0) return;
+    // Triton adds an execution's compute time to each of its requests: per request, it is the
+    // duration of the execution the request ran in.
     const queueUs = sample.queueUs / sample.requests;
-    const computeUs = sample.computeUs / sample.executions;
-    const saturated = queueUs > this.server.maxQueueDelayUs + SATURATION_SHARE * computeUs;
+    const executionUs = sample.computeUs / sample.requests;
+    const merged = sample.requests / sample.executions >= MERGED_REQUESTS;
+    const saturated = merged || queueUs > this.server.maxQueueDelayUs + SATURATION_SHARE * executionUs;
     if (saturated) {
       this.verdict = 'saturated';
       this.mode = 'fill';
