@@ -40,6 +40,23 @@ describe('fill planner (adaptive policy arithmetic)', () => {
     expect(planner.hold(100.4, 8, 100.2, 0)).toBeUndefined();
   });
 
+  it('keeps one window per answered batch, so two batches answered together are both waited for', () => {
+    const planner = warmed(8);
+    planner.answered(100, 8, 4);
+    planner.arrived(100.1, 1);
+    planner.arrived(100.1, 1);
+    planner.arrived(100.1, 1);
+    planner.answered(100.5, 8, 4);
+    expect(planner.expectedRows(100.5)).toBe(5 + 8);
+    // Arrivals count against the older window first.
+    for (let call = 0; call < 6; call++) planner.arrived(100.6, 1);
+    expect(planner.expectedRows(100.6)).toBe(7);
+    expect(planner.hold(100.6, 9, 100.1, 0)).toBe(104.5);
+    // The older window closes at 104 with all its rows back; the newer one is still counted.
+    expect(planner.expectedRows(104.2)).toBe(7);
+    expect(planner.expectedRows(104.6)).toBe(0);
+  });
+
   it("never holds past the oldest call's maxQueueDelayMs", () => {
     const planner = warmed(8, { delay: 2 });
     planner.answered(100, 8, 4);

@@ -26,6 +26,8 @@ export type ServerVerdict = 'unknown' | 'idle' | 'saturated';
 
 const SERVICE_WEIGHT = 0.2;
 const RETURN_WEIGHT = 0.2;
+/** Return windows kept at once (one per recently answered batch). */
+const MAX_WINDOWS = 8;
 /** Server queue time beyond its own batching delay, as a share of one execution, that counts as saturated. */
 const SATURATION_SHARE = 0.25;
 /** Requests per server execution above which the server is merging our requests. */
@@ -59,8 +61,13 @@ export class FillPlanner {
   /** Share of an answered batch's rows that come back within one service time. */
   #returnShare = 0;
   #returnSamples = 0;
-  /** The open return window: rows answered, rows arrived since, and when it closes. */
-  #window: { rows: number; arrived: number; until: number } | undefined;
+  /**
+   * Open return windows, oldest first, one per batch answered within the last service time: rows
+   * answered, rows arrived since (counted against the oldest window still short of its rows), and
+   * when it closes. Batches in flight together are answered close together; one window each keeps
+   * the first batch's callers counted when the second is answered.
+   */
+  readonly #windows: { rows: number; arrived: number; until: number }[] = [];
   /** Client batches and rows since the last server sample (to tell whether filling still pays). */
   #batches = 0;
   #rows = 0;
@@ -84,10 +91,9 @@ export class FillPlanner {
 
   /** A call of `rows` rows was queued. */
   arrived(now: number, rows: number): void {
-    const window = this.#window;
-    if (window === undefined) return;
-    if (now > window.until) this.#closeWindow();
-    else window.arrived += rows;
+    this.#expire(now);
+    const open = this.#windows.find((window) => window.arrived < window.rows) ?? this.#windows.at(-1);
+    if (open !== undefined) open.arrived += rows;
   }
 
   /** A batch of `rows` rows was sent. */
@@ -101,25 +107,41 @@ export class FillPlanner {
     this.#serviceMs =
       this.#services === 0 ? serviceMs : this.#serviceMs * (1 - SERVICE_WEIGHT) + serviceMs * SERVICE_WEIGHT;
     this.#services += 1;
-    if (this.#window !== undefined) this.#closeWindow();
-    this.#window = { rows, arrived: 0, until: now + Math.min(this.#serviceMs, this.maxQueueDelayMs) };
+    this.#expire(now);
+    if (this.#windows.length >= MAX_WINDOWS) this.#close(this.#windows.shift());
+    this.#windows.push({ rows, arrived: 0, until: now + Math.min(this.#serviceMs, this.maxQueueDelayMs) });
   }
 
-  #closeWindow(): void {
-    const window = this.#window;
+  /** Closes the windows whose time is up, learning from each what share of its rows came back. */
+  #expire(now: number): void {
+    while (this.#windows.length > 0 && now > (this.#windows[0] as { until: number }).until) {
+      this.#close(this.#windows.shift());
+    }
+  }
+
+  #close(window: { rows: number; arrived: number } | undefined): void {
     if (window === undefined) return;
-    this.#window = undefined;
     const share = Math.min(1, window.arrived / window.rows);
     this.#returnShare =
       this.#returnSamples === 0 ? share : this.#returnShare * (1 - RETURN_WEIGHT) + share * RETURN_WEIGHT;
     this.#returnSamples += 1;
   }
 
-  /** Rows still expected back from the last answered batch (0 once its window has closed). */
+  /** Rows still expected back from recently answered batches (0 once their windows have closed). */
   expectedRows(now: number): number {
-    const window = this.#window;
-    if (window === undefined || now > window.until) return 0;
-    return Math.max(0, Math.floor(this.#returnShare * window.rows) - window.arrived);
+    let expected = 0;
+    for (const window of this.#windows) {
+      if (now > window.until) continue;
+      expected += Math.max(0, Math.floor(this.#returnShare * window.rows) - window.arrived);
+    }
+    return expected;
+  }
+
+  /** When the last open window closes. */
+  #openUntil(now: number): number {
+    let until = now;
+    for (const window of this.#windows) until = Math.max(until, window.until);
+    return until;
   }
 
   /**
@@ -135,7 +157,7 @@ export class FillPlanner {
     if (expected < 1) return undefined;
     const target = this.#target(queuedRows + expected);
     if (queuedRows >= target) return undefined;
-    return Math.min(latest, (this.#window as { until: number }).until);
+    return Math.min(latest, this.#openUntil(now));
   }
 
   /** The batch to wait for: the expected rows, lowered to a preferred size of the server's when it has them. */
