@@ -57,6 +57,17 @@ describe('fill planner (adaptive policy arithmetic)', () => {
     expect(planner.expectedRows(104.6)).toBe(0);
   });
 
+  it('counts an expected row from 0.8 of one: no wait for a likely-absent caller, none left behind', () => {
+    const partial = warmed(10, { returned: 7 });
+    expect(partial.returnShare).toBeCloseTo(0.7);
+    partial.answered(100, 1, 4);
+    expect(partial.expectedRows(100)).toBe(0);
+    const full = warmed(63, { returned: 63 });
+    full.answered(100, 63, 4);
+    full.arrived(100.1, 62);
+    expect(full.expectedRows(100.1)).toBe(1);
+  });
+
   it("never holds past the oldest call's maxQueueDelayMs", () => {
     const planner = warmed(8, { delay: 2 });
     planner.answered(100, 8, 4);

@@ -26,6 +26,8 @@ export type ServerVerdict = 'unknown' | 'idle' | 'saturated';
 
 const SERVICE_WEIGHT = 0.2;
 const RETURN_WEIGHT = 0.2;
+/** Fraction of an expected row from which it counts as a whole one. */
+const ROUND_UP_FROM = 0.2;
 /** Return windows kept at once (one per recently answered batch). */
 const MAX_WINDOWS = 8;
 /** Server queue time beyond its own batching delay, as a share of one execution, that counts as saturated. */
@@ -132,7 +134,9 @@ export class FillPlanner {
     let expected = 0;
     for (const window of this.#windows) {
       if (now > window.until) continue;
-      expected += Math.max(0, Math.floor(this.#returnShare * window.rows) - window.arrived);
+      // Rounded up from 0.8 of a row: with share 0.999, floor(0.999 × 63) would leave one caller
+      // behind every time, and that caller would wait for the next batch on its own.
+      expected += Math.max(0, Math.floor(this.#returnShare * window.rows + ROUND_UP_FROM) - window.arrived);
     }
     return expected;
   }
