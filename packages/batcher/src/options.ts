@@ -85,7 +85,10 @@ export const microBatcherOptionsSchema = z
      * for a model without dynamic batching. @default "measure"
      */
     serverBatching: z.enum(['measure', 'defer', 'ignore']).default('measure'),
-    /** How often the `measure` rule reads the server's statistics while batches flow, ms. @default 1000 */
+    /**
+     * How often the `measure` rule reads the server's statistics while batches flow, ms; each read
+     * is bounded by this interval, and by at least 1 s. @default 1000
+     */
     statsIntervalMs: z.number().positive().finite().default(1000),
     /** Reads a model's statistics for the `measure` rule. @default `client.modelStatistics()` */
     getModelStatistics: z

@@ -2,6 +2,9 @@ import type { GetModelStatistics, MicroBatcherOptions } from '../options.js';
 import { batcherErrors } from './batcher-errors.js';
 import type { Lane } from './lane.js';
 
+/** The shortest time a statistics read is given. */
+export const MIN_READ_TIMEOUT_MS = 1000;
+
 /** `client.modelStatistics()` reduced to the counters the `measure` rule reads. */
 export function statisticsOf(client: MicroBatcherOptions['client']): GetModelStatistics | undefined {
   const read = client?.modelStatistics?.bind(client);
@@ -20,7 +23,8 @@ export function statisticsOf(client: MicroBatcherOptions['client']): GetModelSta
 
 /**
  * The `measure` rule: while batches flow to a model with dynamic batching, reads the server's
- * statistics every `intervalMs` (one read at a time, each bounded by `intervalMs`) and lets the
+ * statistics every `intervalMs` (one read at a time, each bounded by `intervalMs` but at least
+ * `MIN_READ_TIMEOUT_MS`, so that a short interval does not make every read time out) and lets the
  * planner judge the queue time since the last read. A failed read leaves the mode as it is and is
  * tried again after the interval. Returns the read in progress, if one was started.
  */
@@ -35,7 +39,7 @@ export function sampleServer(
   }
   lane.statsAskedAt = at;
   lane.statsPending = true;
-  return read(lane.model, lane.version, intervalMs).then(
+  return read(lane.model, lane.version, Math.max(intervalMs, MIN_READ_TIMEOUT_MS)).then(
     (counters) => {
       lane.statsPending = false;
       const base = lane.statsBase;
