@@ -79,10 +79,11 @@ export const microBatcherOptionsSchema = z
     /**
      * Adaptive policy, for a model whose config has dynamic batching (the server merges concurrent
      * requests itself). `measure`: send whatever is queued whenever a slot is free (no second queue
-     * in front of the server's) until the server's statistics show requests waiting in its queue
-     * longer than its own batching delay plus a quarter of an execution; then fill batches on the
-     * client, until batches fall under 2 rows. `defer`: always the former. `ignore`: always fill, as
-     * for a model without dynamic batching. @default "measure"
+     * in front of the server's) until the server's statistics show it merging our requests (1.2 or
+     * more per execution) or requests waiting in its queue longer than its own batching delay plus
+     * a quarter of an execution; then fill batches on the client, until batches fall under 2 rows.
+     * `defer`: always the former. `ignore`: always fill, as for a model without dynamic batching.
+     * @default "measure"
      */
     serverBatching: z.enum(['measure', 'defer', 'ignore']).default('measure'),
     /**
