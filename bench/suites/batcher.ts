@@ -35,7 +35,10 @@ interface Target {
 }
 
 interface Sample {
+  /** From the scheduled send time (open loop) or the send (closed loop), ms. */
   latencies: number[];
+  /** Open loop: from the moment the call was actually made, ms (the generator's own lag left out). */
+  fromSend: number[];
   items: number;
   seconds: number;
   rejections: number;
@@ -54,7 +57,7 @@ function heapAfterGcMiB(): number {
 const costMs = (rows: number) => GPU.baseMs + GPU.perRowMs * rows;
 
 function emptySample(): Sample {
-  return { latencies: [], items: 0, seconds: 0, rejections: 0, rows: 0, batches: 0 };
+  return { latencies: [], fromSend: [], items: 0, seconds: 0, rejections: 0, rows: 0, batches: 0 };
 }
 
 async function makeArm(name: ArmName, url: string, options: MicroBatcherOptions = {}): Promise<Arm> {
@@ -115,12 +118,19 @@ async function openLoop(arm: Arm, target: Target, rate: number, seconds: number,
   let unexpected: unknown;
   await withStats(arm, sample, async () => {
     const window = await rateWindow(
-      () =>
-        arm.client.infer(target.model, target.inputs(seed++)).catch((error: { code?: string }) => {
-          if (error.code === 'QUEUE_FULL') sample.rejections += 1;
-          else unexpected ??= error;
-          throw error;
-        }),
+      () => {
+        const sent = performance.now();
+        return arm.client.infer(target.model, target.inputs(seed++)).then(
+          () => {
+            sample.fromSend.push(performance.now() - sent);
+          },
+          (error: { code?: string }) => {
+            if (error.code === 'QUEUE_FULL') sample.rejections += 1;
+            else unexpected ??= error;
+            throw error;
+          },
+        );
+      },
       rate,
       'poisson',
       seconds * 1000,
@@ -336,6 +346,15 @@ export async function run(): Promise<void> {
     );
     cases.push(overloadCase);
     ratios.overload_p99_over_bound = (overloadCase.p99Ms as number) / bound;
+    // The same calls timed from the moment each was actually made: what the batcher and server
+    // added, without the open-loop generator's own lag when the process is short of CPU.
+    const fromSend = [...overloadSample.fromSend].sort((a, b) => a - b);
+    overloadCase.extra = {
+      ...overloadCase.extra,
+      fromSendP50Ms: round(percentile(fromSend, 50), 3),
+      fromSendP99Ms: round(percentile(fromSend, 99), 3),
+    };
+    ratios.overload_p99_from_send_over_bound = percentile(fromSend, 99) / bound;
 
     try {
       triton = await tritonFor();
@@ -401,6 +420,7 @@ export async function run(): Promise<void> {
         adaptive_vs_fixed_triton_c64: '>= 0.8',
         adaptive_added_p50_ms_c1: '<= 0.3',
         overload_p99_over_bound: '<= 1',
+        overload_p99_from_send_over_bound: 'report',
       },
       command: [
         'pnpm bench batcher',
