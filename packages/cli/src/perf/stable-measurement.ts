@@ -1,3 +1,4 @@
+import { sleep } from '@infergate/core';
 import { type LatencySummary, summarizeLatencies } from './latency-summary.js';
 import type { WindowSample } from './load-window.js';
 
@@ -96,6 +97,22 @@ function serverTimes(before: ServerCounters, after: ServerCounters): ServerTimes
   };
 }
 
+/**
+ * Reads the server's counters until two reads 10 ms apart agree on the request count (at most 5
+ * times): Triton counts a request after sending its response, so a read made the moment the last
+ * response arrived can miss it, and the step would be off by one.
+ */
+async function settledCounters(read: () => Promise<ServerCounters>): Promise<ServerCounters> {
+  let last = await read();
+  for (let attempt = 0; attempt < 5; attempt++) {
+    await sleep(10);
+    const next = await read();
+    if (next.requests === last.requests) return next;
+    last = next;
+  }
+  return last;
+}
+
 function clientBatches(before: BatchCounters, after: BatchCounters): ClientBatches {
   const batches = after.batches - before.batches;
   const rows = after.rows - before.rows;
@@ -118,12 +135,12 @@ export async function measureUntilStable(
   const snapshots: ServerCounters[] = [];
   const batchSnapshots: BatchCounters[] = [];
   while (samples.length < options.maxWindows && !signal?.aborted) {
-    if (counters) snapshots.push(await counters());
+    if (counters) snapshots.push(await settledCounters(counters));
     if (batchCounters) batchSnapshots.push(batchCounters());
     samples.push(await window());
     if (isStable(samples, options)) break;
   }
-  if (counters) snapshots.push(await counters());
+  if (counters) snapshots.push(await settledCounters(counters));
   if (batchCounters) batchSnapshots.push(batchCounters());
   const used = samples.slice(-options.stableWindows);
   const latencies = used.flatMap((sample) => sample.latencies);
