@@ -1,28 +1,66 @@
-// pnpm bench [suite ...] — runs benchmark suites from bench/suites/ (never part of the test command).
+// pnpm bench [suite ...] [--quick] [--summary] — runs benchmark suites from bench/suites/ (never part
+// of the test command), then prints every named figure of bench/results/*.json against its target.
+//   --quick     suites that support it measure shorter (documented in docs/benchmarks.md)
+//   --summary   print the summary of the existing result files without running anything
+// A suite that fails is reported and the others still run; the exit code is then 1.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { BENCH_DIR } from './lib.js';
+import { readResults, summarize, summaryTable } from './summary.js';
 
 const available = readdirSync(join(BENCH_DIR, 'suites'))
   .filter((file) => file.endsWith('.ts'))
   .map((file) => file.slice(0, -3))
   .sort();
-const asked = process.argv.slice(2).filter((arg) => !arg.startsWith('--') && available.includes(arg));
-const unknown = process.argv
-  .slice(2)
-  .filter(
-    (arg, index, all) =>
-      !arg.startsWith('--') && !all[index - 1]?.startsWith('--') && !available.includes(arg),
-  );
+const BOOLEAN_FLAGS = new Set(['--quick', '--summary', '--no-triton', '--no-python']);
+const args = process.argv.slice(2);
+// A word after a `--flag` that takes a value is that value, not a suite.
+const words = args.filter(
+  (arg, index) => !arg.startsWith('--') && (index === 0 || !isValueFlag(args[index - 1] as string)),
+);
+function isValueFlag(arg: string): boolean {
+  return arg.startsWith('--') && !BOOLEAN_FLAGS.has(arg);
+}
+const unknown = words.filter((word) => !available.includes(word));
 if (unknown.length > 0) {
   console.error(`unknown suite(s): ${unknown.join(', ')}; available: ${available.join(', ')}`);
   process.exit(2);
 }
-for (const suite of asked.length > 0 ? asked : available) {
-  console.log(`\n═══ bench ${suite} ═══`);
-  const module = (await import(pathToFileURL(join(BENCH_DIR, 'suites', `${suite}.ts`)).href)) as {
-    run(): Promise<void>;
-  };
-  await module.run();
+const suites = words.length > 0 ? words : available;
+const resultsDir = join(BENCH_DIR, 'results');
+const failed: string[] = [];
+const seconds: Record<string, number> = {};
+const started = performance.now();
+
+if (!args.includes('--summary')) {
+  for (const suite of suites) {
+    console.log(`\n═══ bench ${suite} ═══`);
+    const suiteStarted = performance.now();
+    try {
+      const module = (await import(pathToFileURL(join(BENCH_DIR, 'suites', `${suite}.ts`)).href)) as {
+        run(): Promise<void>;
+      };
+      await module.run();
+    } catch (error) {
+      failed.push(suite);
+      console.error(`bench ${suite} failed:`, error);
+    }
+    seconds[suite] = (performance.now() - suiteStarted) / 1000;
+  }
+}
+
+const rows = summarize(readResults(resultsDir, words.length > 0 ? suites : undefined));
+console.log(`\n═══ summary: named figures against their targets (bench/results/*.json) ═══\n`);
+console.log(summaryTable(rows));
+if (Object.keys(seconds).length > 0) {
+  const timing = Object.entries(seconds)
+    .map(([suite, value]) => `${suite} ${value.toFixed(0)} s`)
+    .join(', ');
+  console.log(`\ntime: ${((performance.now() - started) / 60_000).toFixed(1)} min (${timing})`);
+}
+if (failed.length > 0) {
+  console.error(`\nfailed suite(s): ${failed.join(', ')}`);
+  process.exitCode = 1;
 }

@@ -1,16 +1,22 @@
 // Suite `batcher`: the micro-batcher against the reference server's `simulated_gpu` (one FIFO
 // execution slot costing baseMs + perRowMs·rows), arms unbatched (client direct), fixed-delay and
 // adaptive, at closed-loop concurrency 1/8/64/256 and open-loop Poisson arrivals, plus an overload run
-// at ~4× capacity with a bounded queue. `--triton-url host:port` adds the closed and open loops against real
-// Triton's `add_sub`.
-//   pnpm bench batcher [--triton-url 127.0.0.1:8001] [--seconds 1]
+// at ~4× the measured capacity with a bounded queue. The same loads against real Triton's `add_sub`
+// (PyTriton, dynamic batching): started from the interop venv when it exists, or given with
+// --triton-url. Load generation and latency are `infergate perf`'s (packages/cli/src/perf).
+//   pnpm bench batcher [--quick] [--seconds 1] [--triton-url 127.0.0.1:8001 | --no-triton]
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createMicroBatcher, type MicroBatcher, type MicroBatcherOptions } from '@infergate/batcher';
 import { createTritonClient, type InputTensor, type TritonClient } from '@infergate/core';
 import { startTestServer } from '@infergate/testing';
-import { type BenchCase, flag, packageVersion, percentile, report, round } from '../lib.js';
+import { closedLoopWindow, rateWindow } from '../../packages/cli/src/perf/load-window.js';
+import { startTriton, type TritonHandle, VENV_PYTHON } from '../../test/interop/triton-harness.js';
+import { barChartSvg } from '../bar-chart.js';
+import { BENCH_DIR, type BenchCase, flag, packageVersion, percentile, report, round } from '../lib.js';
 
 type ArmName = 'unbatched' | 'fixed' | 'adaptive';
 
@@ -29,7 +35,10 @@ interface Target {
 }
 
 interface Sample {
+  /** From the scheduled send time (open loop) or the send (closed loop), ms. */
   latencies: number[];
+  /** Open loop: from the moment the call was actually made, ms (the generator's own lag left out). */
+  fromSend: number[];
   items: number;
   seconds: number;
   rejections: number;
@@ -48,7 +57,7 @@ function heapAfterGcMiB(): number {
 const costMs = (rows: number) => GPU.baseMs + GPU.perRowMs * rows;
 
 function emptySample(): Sample {
-  return { latencies: [], items: 0, seconds: 0, rejections: 0, rows: 0, batches: 0 };
+  return { latencies: [], fromSend: [], items: 0, seconds: 0, rejections: 0, rows: 0, batches: 0 };
 }
 
 async function makeArm(name: ArmName, url: string, options: MicroBatcherOptions = {}): Promise<Arm> {
@@ -83,65 +92,55 @@ async function withStats(arm: Arm, sample: Sample, run: () => Promise<void>): Pr
   }
 }
 
-/** c workers, each calling back to back for `seconds`. */
+/** c workers, each calling back to back for `seconds` (perf's closed-loop window). */
 async function closedLoop(arm: Arm, target: Target, concurrency: number, seconds: number, sample: Sample) {
+  let seed = 0;
   await withStats(arm, sample, async () => {
-    const started = performance.now();
-    const stopAt = started + seconds * 1000;
-    let seed = 0;
-    const worker = async () => {
-      while (performance.now() < stopAt) {
-        const sent = performance.now();
-        await arm.client.infer(target.model, target.inputs(seed++));
-        sample.latencies.push(performance.now() - sent);
-        sample.items += 1;
-      }
-    };
-    await Promise.all(Array.from({ length: concurrency }, worker));
-    sample.seconds += (performance.now() - started) / 1000;
+    const window = await closedLoopWindow(
+      () => arm.client.infer(target.model, target.inputs(seed++)),
+      concurrency,
+      seconds * 1000,
+    );
+    if (window.errors > 0) throw new Error(`${arm.name} c${concurrency}: ${window.firstError}`);
+    for (const latency of window.latencies) sample.latencies.push(latency);
+    sample.items += window.completed;
+    sample.seconds += window.elapsedMs / 1000;
   });
 }
 
 /**
- * Poisson arrivals at `rate`/s for `seconds`; latency counts from the scheduled send time (no
- * coordinated omission). QUEUE_FULL answers are counted, not timed.
+ * Poisson arrivals at `rate`/s for `seconds` (perf's rate window): latency counts from the scheduled
+ * send time (no coordinated omission). QUEUE_FULL answers are counted, not timed; any other error
+ * fails the run.
  */
 async function openLoop(arm: Arm, target: Target, rate: number, seconds: number, sample: Sample) {
+  let seed = 0;
+  let unexpected: unknown;
   await withStats(arm, sample, async () => {
-    const started = performance.now();
-    const end = started + seconds * 1000;
-    const pending: Promise<void>[] = [];
-    let next = started;
-    let seed = 0;
-    while (next < end) {
-      const now = performance.now();
-      while (next <= now && next < end) {
-        const scheduled = next;
-        next += (-Math.log(1 - Math.random()) / rate) * 1000;
-        pending.push(
-          arm.client.infer(target.model, target.inputs(seed++)).then(
-            () => {
-              sample.latencies.push(performance.now() - scheduled);
-              sample.items += 1;
-            },
-            (error: { code?: string }) => {
-              if (error.code !== 'QUEUE_FULL') throw error;
-              sample.rejections += 1;
-            },
-          ),
+    const window = await rateWindow(
+      () => {
+        const sent = performance.now();
+        return arm.client.infer(target.model, target.inputs(seed++)).then(
+          () => {
+            sample.fromSend.push(performance.now() - sent);
+          },
+          (error: { code?: string }) => {
+            if (error.code === 'QUEUE_FULL') sample.rejections += 1;
+            else unexpected ??= error;
+            throw error;
+          },
         );
-      }
-      if (pending.length > 4096)
-        pending.splice(
-          0,
-          pending.length,
-          Promise.all(pending).then(() => {}),
-        );
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    await Promise.all(pending);
-    sample.seconds += (performance.now() - started) / 1000;
+      },
+      rate,
+      'poisson',
+      seconds * 1000,
+      1_000_000,
+    );
+    for (const latency of window.latencies) sample.latencies.push(latency);
+    sample.items += window.completed;
+    sample.seconds += window.elapsedMs / 1000;
   });
+  if (unexpected !== undefined) throw unexpected;
 }
 
 function toCase(
@@ -168,10 +167,17 @@ function toCase(
   };
 }
 
-async function runTarget(target: Target, seconds: number, cases: BenchCase[], loads: readonly number[]) {
+async function runTarget(
+  target: Target,
+  seconds: number,
+  rounds: number,
+  cases: BenchCase[],
+  loads: readonly number[],
+) {
   const names: ArmName[] = ['unbatched', 'fixed', 'adaptive'];
   const arms = await Promise.all(names.map((name) => makeArm(name, target.url)));
   const results = new Map<string, Sample>();
+  const policyAt = new Map<string, unknown>();
   const sampleOf = (arm: ArmName, load: string) => {
     const key = `${arm} ${load}`;
     let sample = results.get(key);
@@ -199,17 +205,21 @@ async function runTarget(target: Target, seconds: number, cases: BenchCase[], lo
         });
       }
     }
-    // Higher concurrency: A B C time slices, three rounds.
+    // Higher concurrency: A B C time slices, `rounds` rounds.
     for (const concurrency of loads.filter((load) => load > 1)) {
-      for (let round = 0; round < 3; round++) {
+      for (let round = 0; round < rounds; round++) {
         for (const arm of arms) {
           await closedLoop(arm, target, concurrency, seconds, sampleOf(arm.name, `c${concurrency}`));
         }
       }
+      const lane = arms.find((arm) => arm.name === 'adaptive')?.batcher?.stats().lanes[target.model];
+      if (lane !== undefined) policyAt.set(`c${concurrency}`, lane);
     }
     for (const [key, sample] of results) {
       const [arm, load] = key.split(' ') as [ArmName, string];
-      cases.push(toCase(arm, load, target.label, sample));
+      // The adaptive policy's state after the load's last round (mode, server verdict, learned times).
+      const policy = arm === 'adaptive' ? policyAt.get(load) : undefined;
+      cases.push(toCase(arm, load, target.label, sample, policy === undefined ? {} : { policy }));
     }
     return { arms, results };
   } finally {
@@ -217,9 +227,20 @@ async function runTarget(target: Target, seconds: number, cases: BenchCase[], lo
   }
 }
 
+/** Triton for the `add_sub` part: the given URL, else one started from the interop venv, else none. */
+async function tritonFor(): Promise<{ url: string; handle?: TritonHandle } | undefined> {
+  const given = flag('triton-url');
+  if (given !== undefined) return { url: given };
+  if (process.argv.includes('--no-triton') || !existsSync(VENV_PYTHON)) return undefined;
+  const handle = await startTriton({ models: ['add_sub'], restrictedEndpoints: [] });
+  return { url: handle.grpcAddress, handle };
+}
+
 export async function run(): Promise<void> {
-  const seconds = Number(flag('seconds') ?? 1);
-  const tritonUrl = flag('triton-url');
+  const quick = process.argv.includes('--quick');
+  const seconds = Number(flag('seconds') ?? (quick ? 0.5 : 1));
+  const rounds = quick ? 2 : 3;
+  const loads = quick ? [1, 8, 64] : [1, 8, 64, 256];
   const server = await startTestServer({ simulatedGpu: GPU });
   const cases: BenchCase[] = [];
   const ratios: Record<string, number> = {};
@@ -232,12 +253,19 @@ export async function run(): Promise<void> {
     ],
   };
   let serverName = 'infergate-testing';
+  let triton: Awaited<ReturnType<typeof tritonFor>>;
   try {
-    await runTarget(simulated, seconds, cases, [1, 8, 64, 256]);
-    const find = (arm: string, load: string) =>
-      cases.find((entry) => entry.name === `${arm} ${load} simulated_gpu`);
-    ratios.adaptive_vs_unbatched_c64 =
-      (find('adaptive', 'c64')?.itemsPerSec as number) / (find('unbatched', 'c64')?.itemsPerSec as number);
+    await runTarget(simulated, seconds, rounds, cases, loads);
+    const find = (arm: string, load: string, label = 'simulated_gpu') =>
+      cases.find((entry) => entry.name === `${arm} ${load} ${label}`);
+    const items = (arm: string, load: string, label?: string) =>
+      find(arm, load, label)?.itemsPerSec as number;
+    ratios.adaptive_vs_unbatched_c64 = items('adaptive', 'c64') / items('unbatched', 'c64');
+    // Full-batch capacity: one slot running back-to-back batches of 64 rows.
+    const fullBatchCapacity = (64 / costMs(64)) * 1000;
+    ratios.adaptive_capacity_share_c64 = items('adaptive', 'c64') / fullBatchCapacity;
+    // For context: what the fixed policy reached on this machine in the same run (its ceiling).
+    ratios.fixed_capacity_share_c64 = items('fixed', 'c64') / fullBatchCapacity;
     ratios.adaptive_added_p50_ms_c1 =
       (find('adaptive', 'c1')?.p50Ms as number) - (find('unbatched', 'c1')?.p50Ms as number);
 
@@ -248,9 +276,9 @@ export async function run(): Promise<void> {
     );
     const openSamples = openArms.map(() => emptySample());
     try {
-      for (let round = 0; round < 3; round++) {
+      for (let round = 0; round < rounds; round++) {
         for (const [index, arm] of openArms.entries()) {
-          await openLoop(arm, simulated, rate, seconds, openSamples[index] as ReturnType<typeof emptySample>);
+          await openLoop(arm, simulated, rate, seconds, openSamples[index] as Sample);
         }
       }
     } finally {
@@ -262,32 +290,43 @@ export async function run(): Promise<void> {
       );
     });
 
-    // Overload: ~4× what adaptive can serve with 8-row batches, queue bounded to two batches.
+    // Overload: ~4× what adaptive serves with 8-row batches on this machine, queue bounded to two
+    // batches and admission by expected wait (maxQueueWaitMs = maxQueueDelayMs). The bound is
+    // maxQueueDelayMs + 2 service times, the service time measured here (a slow machine adds client
+    // and event-loop time to every batch, which the nominal 2 ms + 8 × 0.05 ms does not know), never
+    // below the nominal one.
     const batchRows = 8;
-    let capacity = (batchRows / costMs(batchRows)) * 1000;
     const maxQueueDelayMs = 10;
+    const overloadOptions = { maxBatchSize: batchRows, maxQueueSize: 2 * batchRows, maxQueueDelayMs };
     const overload = await makeArm('adaptive', server.url, {
-      maxBatchSize: batchRows,
-      maxQueueSize: 2 * batchRows,
-      maxQueueDelayMs,
+      ...overloadOptions,
+      maxQueueWaitMs: maxQueueDelayMs,
     });
     const overloadSample = emptySample();
     const heapMiB: number[] = [heapAfterGcMiB()];
+    let capacity: number;
     try {
-      // Warm-up that also measures the capacity: the server's timers make executions a little
-      // shorter than baseMs + perRowMs·rows, so the nominal figure would understate it.
+      // Warm-up that also measures the capacity: enough closed-loop callers to keep both slots
+      // busy with full batches while the queue stays within its bound (an arm without admission by
+      // expected wait, which would refuse closed-loop callers).
+      const probeArm = await makeArm('adaptive', server.url, overloadOptions);
       const probe = emptySample();
-      await closedLoop(overload, simulated, 2 + 2 * batchRows, seconds, probe); // saturates, queue stays in bounds
-      capacity = Math.max(capacity, probe.items / probe.seconds);
+      try {
+        await closedLoop(probeArm, simulated, 2 + 2 * batchRows, seconds, probe);
+      } finally {
+        await closeArm(probeArm);
+      }
+      capacity = probe.items / probe.seconds;
       heapMiB.push(heapAfterGcMiB());
       for (let part = 0; part < 2; part++) {
-        await openLoop(overload, simulated, 4 * capacity, 2 * seconds, overloadSample);
+        await openLoop(overload, simulated, 4 * capacity, seconds * (quick ? 1 : 2), overloadSample);
         heapMiB.push(heapAfterGcMiB());
       }
     } finally {
       await closeArm(overload);
     }
-    const bound = maxQueueDelayMs + 2 * costMs(batchRows);
+    const serviceMs = Math.max(costMs(batchRows), (batchRows / capacity) * 1000);
+    const bound = maxQueueDelayMs + 2 * serviceMs;
     const overloadCase = toCase(
       'adaptive',
       `overload${Math.round(4 * capacity)}`,
@@ -296,19 +335,37 @@ export async function run(): Promise<void> {
       {
         offeredPerSec: round(4 * capacity, 0),
         capacityPerSec: round(capacity, 0),
-        boundMs: bound,
+        serviceMs: round(serviceMs, 3),
+        nominalServiceMs: costMs(batchRows),
+        boundMs: round(bound, 3),
         maxQueueSize: 2 * batchRows,
+        maxQueueWaitMs: maxQueueDelayMs,
         // After a full GC: before the warm-up, after it, and after each half of the measured run.
         heapUsedAfterGcMiB: heapMiB,
       },
     );
     cases.push(overloadCase);
     ratios.overload_p99_over_bound = (overloadCase.p99Ms as number) / bound;
+    // The same calls timed from the moment each was actually made: what the batcher and server
+    // added, without the open-loop generator's own lag when the process is short of CPU.
+    const fromSend = [...overloadSample.fromSend].sort((a, b) => a - b);
+    overloadCase.extra = {
+      ...overloadCase.extra,
+      fromSendP50Ms: round(percentile(fromSend, 50), 3),
+      fromSendP99Ms: round(percentile(fromSend, 99), 3),
+    };
+    ratios.overload_p99_from_send_over_bound = percentile(fromSend, 99) / bound;
 
-    if (tritonUrl !== undefined) {
-      const triton = createTritonClient({ url: tritonUrl, enableGpuIpc: false });
-      serverName = `${serverName}; ${(await triton.serverMetadata()).version}`;
-      await triton.close();
+    try {
+      triton = await tritonFor();
+    } catch (error) {
+      console.error('Triton did not start; the add_sub part is skipped:', error);
+    }
+    if (triton !== undefined) {
+      const tritonUrl = triton.url;
+      const client = createTritonClient({ url: tritonUrl, enableGpuIpc: false });
+      serverName = `${serverName}; Triton ${(await client.serverMetadata()).version}`;
+      await client.close();
       const addSub: Target = {
         label: 'triton add_sub',
         url: tritonUrl,
@@ -318,16 +375,17 @@ export async function run(): Promise<void> {
           { name: 'INPUT1', datatype: 'FP32', shape: [1, 16], data: new Float32Array(16).fill(1) },
         ],
       };
-      await runTarget(addSub, seconds, cases, [1, 8, 64, 256]);
+      await runTarget(addSub, seconds, rounds, cases, loads);
+      ratios.adaptive_vs_fixed_triton_c64 =
+        items('adaptive', 'c64', 'triton add_sub') / items('fixed', 'c64', 'triton add_sub');
       // Open loop at 60 % of the unbatched arm's c1 rate, as for simulated_gpu.
-      const c1 = cases.find((entry) => entry.name === 'unbatched c1 triton add_sub')?.itemsPerSec ?? 100;
-      const tritonRate = 0.6 * c1;
+      const tritonRate = 0.6 * (items('unbatched', 'c1', 'triton add_sub') || 100);
       const tritonArms = await Promise.all(
         (['unbatched', 'fixed', 'adaptive'] as const).map((name) => makeArm(name, tritonUrl)),
       );
       const tritonSamples = tritonArms.map(() => emptySample());
       try {
-        for (let round = 0; round < 3; round++) {
+        for (let round = 0; round < rounds; round++) {
           for (const [index, arm] of tritonArms.entries()) {
             await openLoop(arm, addSub, tritonRate, seconds, tritonSamples[index] as Sample);
           }
@@ -346,6 +404,7 @@ export async function run(): Promise<void> {
         );
       });
     }
+    const given = flag('triton-url');
     report({
       suite: 'batcher',
       versions: {
@@ -357,11 +416,40 @@ export async function run(): Promise<void> {
       ratios,
       targets: {
         adaptive_vs_unbatched_c64: '>= 8',
+        adaptive_capacity_share_c64: '>= 0.8',
+        adaptive_vs_fixed_triton_c64: '>= 0.8',
         adaptive_added_p50_ms_c1: '<= 0.3',
         overload_p99_over_bound: '<= 1',
+        overload_p99_from_send_over_bound: 'report',
       },
-      command: `pnpm bench batcher${tritonUrl ? ` --triton-url ${tritonUrl}` : ''}${flag('seconds') ? ` --seconds ${seconds}` : ''}`,
+      command: [
+        'pnpm bench batcher',
+        quick ? ' --quick' : '',
+        given ? ` --triton-url ${given}` : '',
+        triton === undefined && given === undefined ? ' --no-triton' : '',
+        flag('seconds') ? ` --seconds ${seconds}` : '',
+      ].join(''),
     });
+    const targets = ['simulated_gpu', ...(triton === undefined ? [] : ['triton add_sub'])];
+    const groups = targets.flatMap((label) => loads.map((load) => [label, `c${load}`] as const));
+    const svg = barChartSvg({
+      title: 'batcher: closed-loop items/s by arm (log scale)',
+      groups: groups.map(([label, load]) => `${label === 'simulated_gpu' ? 'sim' : 'triton'} ${load}`),
+      series: (
+        [
+          ['unbatched', '#7f7f7f'],
+          ['fixed', '#ff7f0e'],
+          ['adaptive', '#1f77b4'],
+        ] as const
+      ).map(([arm, color]) => ({
+        name: arm,
+        color,
+        values: groups.map(([label, load]) => find(arm, load, label)?.itemsPerSec),
+      })),
+      yLabel: 'items/s',
+      log: true,
+    });
+    writeFileSync(join(BENCH_DIR, 'results', 'batcher.svg'), svg);
     console.table(
       cases.map((entry) => ({
         case: entry.name,
@@ -371,5 +459,6 @@ export async function run(): Promise<void> {
     );
   } finally {
     await server.stop();
+    await triton?.handle?.stop();
   }
 }

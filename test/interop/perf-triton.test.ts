@@ -70,4 +70,58 @@ describe('infergate perf on real Triton', () => {
     }
     expect((await readFile(csv, 'utf8')).trimEnd().split('\n')).toHaveLength(3);
   }, 180_000);
+
+  it('with client batching at c8 and request-rate mode: Triton counts one request per client batch', async () => {
+    const run = await runScript(bin, {
+      cwd: root,
+      args: [
+        'perf',
+        'add_sub',
+        '--url',
+        triton.grpcAddress,
+        '--concurrency',
+        '8',
+        '--client-batching',
+        '--window-ms',
+        '300',
+        '--max-windows',
+        '3',
+        '--json',
+      ],
+      killAfterMs: 120_000,
+    });
+    expect(run.stderr).not.toContain('infergate:');
+    expect(run.code).toBe(0);
+    const [step] = (
+      JSON.parse(run.stdout) as { steps: (Step & { clientBatches?: { batches: number; rows: number } })[] }
+    ).steps;
+    expect(step?.errors).toBe(0);
+    expect(step?.clientBatches?.rows).toBe(step?.completed);
+    expect(step?.server?.requests).toBe(step?.clientBatches?.batches);
+
+    const rate = await runScript(bin, {
+      cwd: root,
+      args: [
+        'perf',
+        'add_sub',
+        '--url',
+        triton.grpcAddress,
+        '--request-rate',
+        '50',
+        '--distribution',
+        'poisson',
+        '--window-ms',
+        '300',
+        '--max-windows',
+        '3',
+        '--json',
+      ],
+      killAfterMs: 120_000,
+    });
+    expect(rate.code).toBe(0);
+    const [rated] = (JSON.parse(rate.stdout) as { steps: (Step & { mode: string })[] }).steps;
+    expect(rated?.mode).toBe('rate');
+    expect(rated?.completed).toBeGreaterThan(0);
+    expect(rated?.server?.requests).toBe(rated?.completed);
+  }, 240_000);
 });

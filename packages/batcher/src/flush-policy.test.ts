@@ -28,20 +28,136 @@ describe('flush policies', () => {
     await batcher.close();
   });
 
-  it('adaptive: gathers while every slot is busy and sends the gathered batch when one frees', async () => {
+  it('adaptive (eager, a server that batches): gathers while every slot is busy, sends when one frees', async () => {
     const transport = new EchoTransport({ hold: true });
-    const batcher = createMicroBatcher(transport, { maxInFlightBatches: 2 });
+    const batcher = createMicroBatcher(transport, {
+      maxInFlightBatches: 2,
+      serverBatching: 'defer',
+      getModelConfig: async () => ({ maxBatchSize: 64, dynamicBatching: { maxQueueDelayUs: 100 } }),
+    });
     const first = [batcher.infer(one(1)), batcher.infer(one(2))];
+    await vi.advanceTimersByTimeAsync(0);
     expect(transport.calls.map((call) => call.rows)).toEqual([1, 1]);
     const waiting = [3, 4, 5, 6, 7].map((seed) => batcher.infer(one(seed)));
     await vi.advanceTimersByTimeAsync(50);
     expect(transport.calls).toHaveLength(2);
     expect(batcher.stats().queued).toBe(5);
+    expect(batcher.stats().lanes.m?.mode).toBe('eager');
     transport.release(1);
     await vi.advanceTimersByTimeAsync(0);
     expect(transport.calls.map((call) => call.rows)).toEqual([1, 1, 5]);
     transport.release();
     await Promise.all([...first, ...waiting]);
+    await batcher.close();
+  });
+
+  it('adaptive (fill): a further slot takes a full batch at once and a partial one after maxQueueDelayMs', async () => {
+    const transport = new EchoTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, { maxInFlightBatches: 2, maxBatchSize: 4 });
+    const answers = [1, 2, 3, 4, 5, 6].map((seed) => batcher.infer(one(seed)));
+    // The first goes alone; the next four make a full batch, which takes the second slot.
+    expect(transport.calls.map((call) => call.rows)).toEqual([1, 4]);
+    answers.push(batcher.infer(one(7)));
+    await vi.advanceTimersByTimeAsync(9.5);
+    expect(transport.calls).toHaveLength(2);
+    // A slot frees, but the other batch is still in flight: the partial batch would wait behind
+    // it on the server, so it waits here until its oldest call has waited maxQueueDelayMs.
+    transport.release(1);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(transport.calls).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(0.5);
+    expect(transport.calls.map((call) => call.rows)).toEqual([1, 4, 2]);
+    transport.release();
+    await vi.advanceTimersByTimeAsync(0);
+    await Promise.all(answers);
+    expect(batcher.stats().lanes.m?.mode).toBe('fill');
+    await batcher.close();
+  });
+
+  it('adaptive (fill): closed-loop callers come back and fill one batch instead of alternating halves', async () => {
+    const transport = new EchoTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, { maxInFlightBatches: 1 });
+    let sent = 0;
+    const worker = async () => {
+      for (let round = 0; round < 6; round++) await batcher.infer(one(sent++));
+    };
+    const workers = Promise.all(Array.from({ length: 8 }, worker));
+    for (let round = 0; round < 7; round++) {
+      await vi.advanceTimersByTimeAsync(2);
+      transport.release();
+      await vi.advanceTimersByTimeAsync(0);
+    }
+    // 1 alone, 7 that queued behind it, the first caller again (nothing learned yet); once the
+    // first answer's window has shown its caller coming back, the batch waits for the others too,
+    // and the later batches carry all 8 (without that: 1, 7, 1, 7, ...). The last 7: the caller
+    // that went first has finished its rounds.
+    expect(transport.calls.slice(0, 4).map((call) => call.rows)).toEqual([1, 7, 1, 8]);
+    for (let round = 0; round < 10 && sent < 48; round++) {
+      await vi.advanceTimersByTimeAsync(2);
+      transport.release();
+    }
+    await vi.advanceTimersByTimeAsync(20);
+    transport.release();
+    await workers;
+    expect(transport.calls.map((call) => call.rows)).toEqual([1, 7, 1, 8, 8, 8, 8, 7]);
+    const lane = batcher.stats().lanes.m;
+    expect(lane?.mode).toBe('fill');
+    expect(lane?.returnShare).toBeGreaterThan(0.9);
+    await batcher.close();
+  });
+
+  it('adaptive (measure): eager in front of a server that batches, fill once its statistics show queueing', async () => {
+    const transport = new EchoTransport();
+    let counters = { requests: 0, executions: 0, queueUs: 0, computeUs: 0 };
+    const reads: number[] = [];
+    const batcher = createMicroBatcher(transport, {
+      statsIntervalMs: 5,
+      // Triton's config as TritonClient.modelConfig() returns it.
+      getModelConfig: async () => ({
+        maxBatchSize: 64,
+        schedulingChoice: {
+          case: 'dynamicBatching',
+          value: { maxQueueDelayMicroseconds: 100n, preferredBatchSize: [] },
+        },
+      }),
+      getModelStatistics: async (_model, _version, timeoutMs) => {
+        reads.push(timeoutMs);
+        return counters;
+      },
+    });
+    await batcher.infer(one(1));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(batcher.stats().lanes.m).toMatchObject({ mode: 'eager', server: 'unknown' });
+    // 100 requests, each run alone, waited 900 µs each in the server's queue; executions take 500 µs.
+    counters = { requests: 100, executions: 100, queueUs: 90_000, computeUs: 50_000 };
+    await batcher.infer(one(2));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(reads).toHaveLength(1); // within the interval: not read again
+    await vi.advanceTimersByTimeAsync(5);
+    await batcher.infer(one(3));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(reads).toEqual([1000, 1000]); // each read bounded, by at least 1 s
+    expect(batcher.stats().lanes.m).toMatchObject({ mode: 'fill', server: 'saturated' });
+    await batcher.close();
+  });
+
+  it('adaptive (measure): a failed statistics read keeps the mode and is tried again', async () => {
+    const transport = new EchoTransport();
+    let reads = 0;
+    const batcher = createMicroBatcher(transport, {
+      statsIntervalMs: 5,
+      getModelConfig: async () => ({ maxBatchSize: 64, dynamicBatching: { maxQueueDelayUs: 0 } }),
+      getModelStatistics: async () => {
+        reads += 1;
+        throw new Error('statistics unavailable');
+      },
+    });
+    await batcher.infer(one(1));
+    await vi.advanceTimersByTimeAsync(5);
+    await batcher.infer(one(2));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(reads).toBe(2);
+    expect(batcher.stats().lanes.m).toMatchObject({ mode: 'eager', server: 'unknown' });
     await batcher.close();
   });
 

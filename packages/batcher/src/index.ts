@@ -3,10 +3,12 @@ export type { CloseOptions } from './micro-batcher.js';
 export { createMicroBatcher, MicroBatcher } from './micro-batcher.js';
 export type {
   GetModelConfig,
+  GetModelStatistics,
   MicroBatcherOptions,
   ModelBatchingConfig,
   ModelConfigSource,
+  ModelQueueStatistics,
   ResolvedMicroBatcherOptions,
 } from './options.js';
 export { microBatcherOptionsSchema, resolveMicroBatcherOptions } from './options.js';
-export type { MicroBatcherStats } from './stats.js';
+export type { LaneStats, MicroBatcherStats } from './stats.js';

@@ -15,13 +15,15 @@ import { type Bucket, Lane } from './internal/lane.js';
 import { type ModelLimit, ModelLimits } from './internal/model-limits.js';
 import { PendingCall } from './internal/pending-call.js';
 import { requestPriority } from './internal/priority.js';
+import { sampleServer, statisticsOf } from './internal/server-sampler.js';
 import { BatcherTelemetry } from './internal/telemetry.js';
 import {
+  type GetModelStatistics,
   type MicroBatcherOptions,
   type ResolvedMicroBatcherOptions,
   resolveMicroBatcherOptions,
 } from './options.js';
-import type { MicroBatcherStats } from './stats.js';
+import type { LaneStats, MicroBatcherStats } from './stats.js';
 
 export interface CloseOptions {
   /** Send every queued call (without waiting for the delay) instead of failing it. @default false */
@@ -43,6 +45,7 @@ export class MicroBatcher implements InferTransport {
   readonly #lanes = new Map<string, Lane>();
   readonly #running = new Set<Promise<void>>();
   readonly #weightOf: (tenant: string) => number;
+  readonly #statistics: GetModelStatistics | undefined;
   #queuedItems = 0;
   #queuedBytes = 0;
   #closed = false;
@@ -55,6 +58,7 @@ export class MicroBatcher implements InferTransport {
     const { tenants, models, getModelConfig, client } = this.options;
     this.#limits = new ModelLimits(models, getModelConfig, client);
     this.#weightOf = (tenant) => tenants[tenant]?.weight ?? 1;
+    this.#statistics = this.options.getModelStatistics ?? statisticsOf(client);
     this.#telemetry = new BatcherTelemetry(() => ({ items: this.#queuedItems, bytes: this.#queuedBytes }));
   }
 
@@ -90,7 +94,17 @@ export class MicroBatcher implements InferTransport {
 
   /** Counters for tests, demos and logs. */
   stats(): MicroBatcherStats {
-    return this.#telemetry.snapshot({ items: this.#queuedItems, bytes: this.#queuedBytes });
+    const lanes: Record<string, LaneStats> = {};
+    for (const lane of this.#lanes.values()) {
+      const { planner } = lane;
+      lanes[lane.version === '' ? lane.model : `${lane.model}:${lane.version}`] = {
+        mode: planner.mode,
+        server: planner.verdict,
+        serviceMs: planner.serviceMs,
+        returnShare: planner.returnShare,
+      };
+    }
+    return { ...this.#telemetry.snapshot({ items: this.#queuedItems, bytes: this.#queuedBytes }), lanes };
   }
 
   /**
@@ -114,6 +128,7 @@ export class MicroBatcher implements InferTransport {
       }
     } else {
       for (const lane of this.#lanes.values()) {
+        lane.clearHold();
         for (const bucket of [...lane.buckets.values()]) {
           for (const call of bucket.queue.drain()) {
             this.#unqueue(call);
@@ -125,6 +140,7 @@ export class MicroBatcher implements InferTransport {
       }
       await Promise.allSettled([...this.#running]);
     }
+    for (const lane of this.#lanes.values()) lane.clearHold();
     this.#telemetry.close();
   }
 
@@ -154,6 +170,20 @@ export class MicroBatcher implements InferTransport {
     // The signal may have fired while the model's limit was being looked up.
     if (options.signal?.aborted)
       return Promise.reject(this.#rejected(abortError(options.signal, { model }), model));
+    const version = request.modelVersion ?? '';
+    const laneKey = `${model}\u0000${version}`;
+    let lane = this.#lanes.get(laneKey);
+    if (lane === undefined) {
+      const cap = Math.min(this.options.maxBatchSize, limit ?? Number.POSITIVE_INFINITY);
+      const server = this.#limits.serverBatching(model, version);
+      const { serverBatching, maxQueueDelayMs } = this.options;
+      lane = new Lane(model, version, cap, this.options.maxInFlightBatches, {
+        maxQueueDelayMs,
+        server,
+        mode: server !== undefined && serverBatching !== 'ignore' ? 'eager' : 'fill',
+      });
+      this.#lanes.set(laneKey, lane);
+    }
     const { maxQueueSize, maxQueueBytes } = this.options;
     if (this.#queuedItems + 1 > maxQueueSize || this.#queuedBytes + call.bytes > maxQueueBytes) {
       const error = batcherErrors.queueFull(
@@ -165,13 +195,14 @@ export class MicroBatcher implements InferTransport {
       );
       return Promise.reject(this.#rejected(error, model));
     }
-    const version = request.modelVersion ?? '';
-    const laneKey = `${model}\u0000${version}`;
-    let lane = this.#lanes.get(laneKey);
-    if (lane === undefined) {
-      const cap = Math.min(this.options.maxBatchSize, limit ?? Number.POSITIVE_INFINITY);
-      lane = new Lane(model, version, cap, this.options.maxInFlightBatches);
-      this.#lanes.set(laneKey, lane);
+    const { maxQueueWaitMs } = this.options;
+    if (maxQueueWaitMs !== undefined) {
+      const waitMs = lane.expectedWaitMs();
+      if (waitMs > maxQueueWaitMs) {
+        return Promise.reject(
+          this.#rejected(batcherErrors.waitTooLong(model, waitMs, maxQueueWaitMs), model),
+        );
+      }
     }
     const bucket = lane.bucket(call.key, priority, this.#weightOf);
     return this.#enqueue(lane, bucket, request, options, call);
@@ -220,6 +251,7 @@ export class MicroBatcher implements InferTransport {
       bucket.queue.push(pending);
       this.#queuedItems += 1;
       this.#queuedBytes += pending.bytes;
+      lane.planner.arrived(enqueuedAt, pending.rows);
       this.#pump(lane);
     });
   }
@@ -239,14 +271,26 @@ export class MicroBatcher implements InferTransport {
     this.#queuedBytes -= call.bytes;
   }
 
-  /** Sends ready batches while the lane has free slots; arms the fixed policy's delay timers. */
+  /**
+   * Sends ready batches while the lane has free slots; arms the fixed policy's delay timers, or the
+   * adaptive policy's wake-up when it holds a batch for more rows.
+   */
   #pump(lane: Lane): void {
     const waitForDelay = this.options.flush === 'fixed' && !this.#draining;
+    const plan = this.options.flush === 'adaptive' && !this.#draining;
     const delayMs = this.options.maxQueueDelayMs;
     while (lane.inFlight < lane.slots) {
       const at = now();
       const bucket = lane.next(at, waitForDelay, delayMs);
       if (bucket === undefined) break;
+      if (plan) {
+        const oldest = bucket.queue.oldest() as PendingCall;
+        const wakeAt = lane.planner.hold(at, bucket.queue.rows, oldest.enqueuedAt, lane.inFlight);
+        if (wakeAt !== undefined) {
+          lane.holdUntil(wakeAt, at, () => this.#pump(lane));
+          break;
+        }
+      }
       const calls = this.#take(lane, bucket, at);
       if (calls.length > 0) this.#dispatch(lane, calls, at);
     }
@@ -284,6 +328,16 @@ export class MicroBatcher implements InferTransport {
     return calls;
   }
 
+  #sampleServer(lane: Lane, at: number): void {
+    const { flush, serverBatching, statsIntervalMs } = this.options;
+    if (this.#statistics === undefined || flush !== 'adaptive' || serverBatching !== 'measure') return;
+    if (this.#closed) return;
+    const task = sampleServer(lane, at, this.#statistics, statsIntervalMs);
+    if (task === undefined) return;
+    this.#running.add(task);
+    task.finally(() => this.#running.delete(task));
+  }
+
   #dispatch(lane: Lane, calls: PendingCall[], at: number): void {
     let rows = 0;
     for (const call of calls) {
@@ -292,14 +346,17 @@ export class MicroBatcher implements InferTransport {
       this.#telemetry.queueWait(lane.model, at - call.enqueuedAt);
     }
     lane.inFlight += 1;
+    lane.planner.sent(rows);
     this.#telemetry.batchSent(lane.model, calls.length, rows);
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       lane.inFlight -= 1;
-      lane.observeService(now() - at);
+      const done = now();
+      lane.planner.answered(done, rows, done - at);
       this.#telemetry.batchDone(lane.model);
+      this.#sampleServer(lane, done);
       this.#pump(lane);
     };
     const dispatch = {

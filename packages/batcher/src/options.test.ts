@@ -10,6 +10,8 @@ describe('micro-batcher options', () => {
       maxBatchSize: 64,
       maxQueueDelayMs: 10,
       flush: 'adaptive',
+      serverBatching: 'measure',
+      statsIntervalMs: 1000,
       maxInFlightBatches: 2,
       maxQueueSize: 1024,
       maxQueueBytes: 256 * 1024 * 1024,

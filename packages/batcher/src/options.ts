@@ -5,14 +5,53 @@ import { z } from 'zod';
 export interface ModelBatchingConfig {
   /** Triton's `max_batch_size`: 0 means the model does not batch (calls pass straight through). */
   maxBatchSize: number;
+  /** The server's own dynamic batcher, when the model has one (see `serverBatching`). */
+  dynamicBatching?: { maxQueueDelayUs?: number; preferredBatchSizes?: readonly number[] };
+  /**
+   * Triton's config as `TritonClient.modelConfig()` returns it: `{ case: 'dynamicBatching', value }`
+   * is read like `dynamicBatching`.
+   */
+  schedulingChoice?: { case?: string | undefined; value?: unknown };
 }
 
 /** Reads a model's configuration once (the batcher caches the answer per model and version). */
 export type GetModelConfig = (model: string, version: string) => Promise<ModelBatchingConfig>;
 
-/** Anything with `modelConfig()` as `TritonClient` has it. */
+/** The server's cumulative counters for one model version, as Triton's statistics RPC reports them. */
+export interface ModelQueueStatistics {
+  /** Requests completed. */
+  requests: number;
+  /** Executions (batches) run. */
+  executions: number;
+  /** Total time requests waited in the server's queue, µs. */
+  queueUs: number;
+  /** Total compute (infer) time of the executions, µs. */
+  computeUs: number;
+}
+
+/** Reads a model's cumulative statistics (the `measure` rule of `serverBatching`) within `timeoutMs`. */
+export type GetModelStatistics = (
+  model: string,
+  version: string,
+  timeoutMs: number,
+) => Promise<ModelQueueStatistics>;
+
+/** Anything with `modelConfig()` (and, optionally, `modelStatistics()`) as `TritonClient` has them. */
 export interface ModelConfigSource {
   modelConfig(model: string, options: { version?: string }): Promise<ModelBatchingConfig>;
+  modelStatistics?(
+    model: string,
+    options: { version?: string; timeoutMs?: number },
+  ): Promise<
+    readonly {
+      executionCount: number;
+      inference: {
+        success: { count: number };
+        queue: { ns: bigint };
+        computeInfer: { ns: bigint };
+      };
+    }[]
+  >;
 }
 
 const positiveInt = z.number().int().positive();
@@ -30,15 +69,50 @@ export const microBatcherOptionsSchema = z
      */
     maxQueueDelayMs: z.number().nonnegative().finite().default(10),
     /**
-     * `adaptive`: send at once while fewer than `maxInFlightBatches` batches are in flight, gather
-     * while they are all busy. `fixed`: Triton's dynamic-batcher rule, wait until the batch is full or
-     * its oldest item has waited `maxQueueDelayMs`. @default "adaptive"
+     * `adaptive`: a lone call goes at once; under load, batches fill from the callers a batch's
+     * answer is expected to bring back (learned), waiting at most one measured service time and
+     * never past `maxQueueDelayMs`, and a further in-flight slot takes only a full batch. Against a
+     * server that batches itself, see `serverBatching`. `fixed`: Triton's dynamic-batcher rule, wait
+     * until the batch is full or its oldest item has waited `maxQueueDelayMs`. @default "adaptive"
      */
     flush: z.enum(['adaptive', 'fixed']).default('adaptive'),
-    /** Batches in flight at once per model (and version); further items wait in the queue. @default 2 */
+    /**
+     * Adaptive policy, for a model whose config has dynamic batching (the server merges concurrent
+     * requests itself). `measure`: send whatever is queued whenever a slot is free (no second queue
+     * in front of the server's) until the server's statistics show it merging our requests (1.2 or
+     * more per execution) or requests waiting in its queue longer than its own batching delay plus
+     * a quarter of an execution; then fill batches on the client, until batches fall under 2 rows.
+     * `defer`: always the former. `ignore`: always fill, as for a model without dynamic batching.
+     * @default "measure"
+     */
+    serverBatching: z.enum(['measure', 'defer', 'ignore']).default('measure'),
+    /**
+     * How often the `measure` rule reads the server's statistics while batches flow, ms; each read
+     * is bounded by this interval, and by at least 1 s. @default 1000
+     */
+    statsIntervalMs: z.number().positive().finite().default(1000),
+    /** Reads a model's statistics for the `measure` rule. @default `client.modelStatistics()` */
+    getModelStatistics: z
+      .custom<GetModelStatistics>(
+        (value) => typeof value === 'function',
+        'getModelStatistics must be a function',
+      )
+      .optional(),
+    /**
+     * Batches in flight at once per model (and version); further items wait in the queue. Under the
+     * adaptive policy's fill mode, slots beyond the first take only full batches (or calls that have
+     * waited `maxQueueDelayMs`). @default 2
+     */
     maxInFlightBatches: positiveInt.default(2),
     /** Items queued (not yet sent) across all models; beyond it calls fail with QUEUE_FULL. @default 1024 */
     maxQueueSize: positiveInt.default(1024),
+    /**
+     * Admission by expected wait: a call that would wait longer than this before its batch is sent
+     * (estimated from the measured batch time, the rows queued ahead of it and the batches in
+     * flight) fails at once with QUEUE_FULL, so that under overload an admitted call is answered
+     * within about `maxQueueWaitMs` plus one batch round trip. @default none (only the size bounds)
+     */
+    maxQueueWaitMs: z.number().positive().finite().optional(),
     /** Input bytes queued across all models; beyond it calls fail with QUEUE_FULL. @default 256 MiB */
     maxQueueBytes: positiveInt.default(256 * 1024 * 1024),
     /** Relative share of batch rows per tenant (deficit round robin); unlisted tenants weigh 1. @default {} */

@@ -13,6 +13,36 @@ describe('queue bounds and deadlines', () => {
     vi.useRealTimers();
   });
 
+  it('maxQueueWaitMs: fails a call whose expected wait (measured batch time, rows ahead) is too long', async () => {
+    const transport = new EchoTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, {
+      maxInFlightBatches: 1,
+      maxBatchSize: 2,
+      maxQueueWaitMs: 5,
+    });
+    // Three batches of 4 ms each: the batcher learns the round trip.
+    for (let round = 0; round < 3; round++) {
+      const answer = batcher.infer(one(round));
+      await vi.advanceTimersByTimeAsync(4);
+      transport.release();
+      await answer;
+    }
+    expect(batcher.stats().lanes.m?.serviceMs).toBe(4);
+    // Idle lane: no wait, sent at once. Then the slot is busy: the next call waits ~4 ms (admitted),
+    // and with one full batch ahead a call would wait ~8 ms: QUEUE_FULL.
+    const admitted = [batcher.infer(one(10)), batcher.infer(one(11)), batcher.infer(one(12))];
+    const error = await batcher.infer(one(13)).catch((reason: unknown) => reason);
+    expect(error).toMatchObject({ code: ErrorCode.QueueFull, retryable: true });
+    expect((error as InfergateError).message).toContain('maxQueueWaitMs 5');
+    expect(batcher.stats()).toMatchObject({ queued: 2, rejections: { QUEUE_FULL: 1 } });
+    for (let round = 0; round < 2; round++) {
+      transport.release();
+      await vi.advanceTimersByTimeAsync(0);
+    }
+    await Promise.all(admitted);
+    await batcher.close();
+  });
+
   it('fails calls beyond maxQueueSize at once with a retryable QUEUE_FULL', async () => {
     const transport = new EchoTransport({ hold: true });
     const batcher = createMicroBatcher(transport, { maxInFlightBatches: 1, maxQueueSize: 2 });

@@ -1,3 +1,15 @@
+/** The adaptive policy's state for one model (and version). */
+export interface LaneStats {
+  /** `fill`: batches wait for expected callers; `eager`: whatever is queued goes when a slot is free. */
+  mode: 'fill' | 'eager';
+  /** What the server's statistics said last (`measure` rule): `unknown` until read. */
+  server: 'unknown' | 'idle' | 'saturated';
+  /** Learned round trip of one batch, ms (0 until three were measured). */
+  serviceMs: number;
+  /** Learned share of an answered batch's rows that were sent again within one service time. */
+  returnShare: number;
+}
+
 /** A snapshot of the batcher's counters (`MicroBatcher.stats()`), for tests, demos and logs. */
 export interface MicroBatcherStats {
   /** Calls waiting in the queue now. */
@@ -20,4 +32,6 @@ export interface MicroBatcherStats {
   rejections: Readonly<Record<string, number>>;
   /** Rows per batch, on average. */
   meanBatchSize: number;
+  /** Per model (`model`, or `model:version` for a pinned version): the adaptive policy's state. */
+  lanes: Readonly<Record<string, LaneStats>>;
 }

@@ -17,6 +17,16 @@ export const batcherErrors = {
       `the batcher queue is full (${items} calls, ${bytes} bytes queued; bounds ${maxItems} calls, ${maxBytes} bytes)`,
       { model },
     ),
+  noStatistics: (model: string) =>
+    new InfergateError(ErrorCode.NotFound, `the server reports no statistics for model '${model}'`, {
+      model,
+    }),
+  waitTooLong: (model: string, waitMs: number, maxQueueWaitMs: number) =>
+    new InfergateError(
+      ErrorCode.QueueFull,
+      `the call would wait ~${waitMs.toFixed(1)} ms for a batch of model '${model}', more than maxQueueWaitMs ${maxQueueWaitMs}`,
+      { model },
+    ),
   deadlinePassed: (model: string, timeoutMs: number) =>
     new InfergateError(ErrorCode.DeadlineExceeded, `the call's ${timeoutMs} ms deadline passed`, { model }),
   deadlineTooClose: (model: string, leftMs: number, expectedMs: number) =>

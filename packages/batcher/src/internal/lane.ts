@@ -1,5 +1,6 @@
 import PQueue from 'p-queue';
 import { FairQueue } from './fair-queue.js';
+import { type FillMode, FillPlanner, type ServerBatching } from './fill-planner.js';
 import type { PendingCall } from './pending-call.js';
 
 /** Calls that may share a batch: same model, version, priority, tensor layout, outputs, parameters. */
@@ -18,7 +19,8 @@ function rank(priority: number): number {
 
 /**
  * One model version's batching state: its buckets, the slots for batches in flight (a p-queue with
- * concurrency `slots`), the batch cap and an estimate of a batch's service time.
+ * concurrency `slots`), the batch cap and the adaptive policy's planner (which also learns a batch's
+ * service time).
  */
 export class Lane {
   readonly model: string;
@@ -28,16 +30,48 @@ export class Lane {
   readonly slots: number;
   readonly sender: PQueue;
   readonly buckets = new Map<string, Bucket>();
+  readonly planner: FillPlanner;
   inFlight = 0;
-  #serviceMs = 0;
-  #samples = 0;
+  /** Adaptive policy: re-decides a held batch when its wait is up. */
+  #hold: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  /** When the server's statistics were last asked for (measure rule), ms. */
+  statsAskedAt = Number.NEGATIVE_INFINITY;
+  statsPending = false;
+  /** The server's cumulative counters at the last sample. */
+  statsBase: { requests: number; executions: number; queueUs: number; computeUs: number } | undefined;
 
-  constructor(model: string, version: string, cap: number, slots: number) {
+  constructor(
+    model: string,
+    version: string,
+    cap: number,
+    slots: number,
+    planner: { maxQueueDelayMs: number; server: ServerBatching | undefined; mode: FillMode },
+  ) {
     this.model = model;
     this.version = version;
     this.cap = cap;
     this.slots = slots;
     this.sender = new PQueue({ concurrency: slots });
+    this.planner = new FillPlanner(cap, planner.maxQueueDelayMs, planner.server, planner.mode);
+  }
+
+  /** Calls `wake` at `at` (ms, performance.now() clock) unless an earlier wake is already set. */
+  holdUntil(at: number, now: number, wake: () => void): void {
+    if (this.#hold !== undefined && this.#hold.at <= at) return;
+    this.clearHold();
+    const timer = setTimeout(
+      () => {
+        this.#hold = undefined;
+        wake();
+      },
+      Math.max(0, at - now),
+    );
+    this.#hold = { at, timer };
+  }
+
+  clearHold(): void {
+    if (this.#hold !== undefined) clearTimeout(this.#hold.timer);
+    this.#hold = undefined;
   }
 
   bucket(key: string, priority: number, weightOf: (tenant: string) => number): Bucket {
@@ -72,6 +106,19 @@ export class Lane {
     return best;
   }
 
+  /**
+   * How long a call queued now would wait for its batch to be sent: one slot frees every measured
+   * round trip ÷ slots, and the rows ahead fill `cap`-row batches. 0 until the round trip is known.
+   */
+  expectedWaitMs(): number {
+    const interval = this.planner.serviceMs / this.slots;
+    if (interval === 0) return 0;
+    let rowsAhead = 0;
+    for (const bucket of this.buckets.values()) rowsAhead += bucket.queue.rows;
+    const batchesAhead = Math.floor(rowsAhead / this.cap);
+    return (batchesAhead + (this.inFlight < this.slots ? 0 : 1)) * interval;
+  }
+
   /** Drops a bucket that has emptied, with its timer. */
   prune(bucket: Bucket): void {
     if (bucket.queue.size > 0) return;
@@ -80,14 +127,8 @@ export class Lane {
     this.buckets.delete(bucket.key);
   }
 
-  /** Learns how long a batch takes, end to end (exponentially weighted). */
-  observeService(ms: number): void {
-    this.#serviceMs = this.#samples === 0 ? ms : this.#serviceMs * 0.8 + ms * 0.2;
-    this.#samples += 1;
-  }
-
   /** The expected time a batch takes, once a few have been measured; 0 before. */
   get expectedServiceMs(): number {
-    return this.#samples >= 3 ? this.#serviceMs : 0;
+    return this.planner.serviceMs;
   }
 }

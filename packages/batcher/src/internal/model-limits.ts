@@ -1,7 +1,38 @@
-import type { GetModelConfig, ModelConfigSource } from '../options.js';
+import type { GetModelConfig, ModelBatchingConfig, ModelConfigSource } from '../options.js';
+import type { ServerBatching } from './fill-planner.js';
 
 /** A model's `max_batch_size`; `undefined` when it cannot be known (the batcher's own cap applies). */
 export type ModelLimit = number | undefined;
+
+/** The server's dynamic batcher from a model config, in either of the shapes it may come in. */
+export function serverBatchingOf(config: ModelBatchingConfig): ServerBatching | undefined {
+  let source:
+    | {
+        maxQueueDelayUs?: unknown;
+        maxQueueDelayMicroseconds?: unknown;
+        preferredBatchSizes?: unknown;
+        preferredBatchSize?: unknown;
+      }
+    | undefined;
+  if (config.dynamicBatching !== undefined) source = config.dynamicBatching;
+  else if (config.schedulingChoice?.case === 'dynamicBatching') {
+    const value = config.schedulingChoice.value;
+    source = typeof value === 'object' && value !== null ? (value as typeof source) : {};
+  }
+  if (source === undefined) return undefined;
+  const delay = Number(source.maxQueueDelayUs ?? source.maxQueueDelayMicroseconds ?? 0);
+  const sizes = source.preferredBatchSizes ?? source.preferredBatchSize;
+  const preferred = Array.isArray(sizes)
+    ? sizes
+        .map(Number)
+        .filter((size) => Number.isInteger(size) && size > 0)
+        .sort((a, b) => a - b)
+    : [];
+  return {
+    maxQueueDelayUs: Number.isFinite(delay) && delay >= 0 ? delay : 0,
+    preferredBatchSizes: preferred,
+  };
+}
 
 /**
  * `max_batch_size` per model and version: from the explicit `models` option, else read once through
@@ -12,6 +43,7 @@ export class ModelLimits {
   readonly #explicit: Readonly<Record<string, { maxBatchSize: number }>>;
   readonly #lookup: GetModelConfig | undefined;
   readonly #known = new Map<string, ModelLimit>();
+  readonly #server = new Map<string, ServerBatching>();
   readonly #pending = new Map<string, Promise<ModelLimit | null>>();
 
   constructor(
@@ -36,6 +68,11 @@ export class ModelLimits {
     return this.#known.has(key) ? this.#known.get(key) : null;
   }
 
+  /** The server's dynamic batcher for a model whose config was read; `undefined` when it has none. */
+  serverBatching(model: string, version: string): ServerBatching | undefined {
+    return this.#server.get(`${model}\u0000${version}`);
+  }
+
   /** Looks the limit up (one request per model at a time). `null`: the lookup failed. */
   resolve(model: string, version: string): Promise<ModelLimit | null> {
     const key = `${model}\u0000${version}`;
@@ -47,6 +84,8 @@ export class ModelLimits {
           const limit = Number(config.maxBatchSize);
           const known = Number.isInteger(limit) && limit >= 0 ? limit : undefined;
           this.#known.set(key, known);
+          const server = serverBatchingOf(config);
+          if (server !== undefined) this.#server.set(key, server);
           this.#pending.delete(key);
           return known;
         },

@@ -107,7 +107,7 @@ export class BatcherTelemetry {
     this.#rejections.add(1, attributes);
   }
 
-  snapshot(queued: { items: number; bytes: number }): MicroBatcherStats {
+  snapshot(queued: { items: number; bytes: number }): Omit<MicroBatcherStats, 'lanes'> {
     const counters = this.#counters;
     return {
       queued: queued.items,

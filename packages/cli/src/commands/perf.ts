@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { createMicroBatcher } from '@infergate/batcher';
+import { createMicroBatcher, type MicroBatcher } from '@infergate/batcher';
 import { InfergateError, type InferOptions, type InputTensor } from '@infergate/core';
 import type { CliIo } from '../cli-io.js';
 import {
@@ -18,6 +18,7 @@ import {
 import { INPUT_HELP, parseInputSpec } from '../internal/input-spec.js';
 import type { ServerClient } from '../internal/server-client.js';
 import { textTable } from '../internal/text-table.js';
+import { batcherOptionsOf } from '../perf/batcher-options.js';
 import { parseLoadRange } from '../perf/load-range.js';
 import { closedLoopWindow, type PerfCall, type RateDistribution, rateWindow } from '../perf/load-window.js';
 import { type PerfReport, type PerfStep, perfCsv, perfSvg } from '../perf/perf-report.js';
@@ -62,7 +63,12 @@ ${INPUT_HELP.split('\n')
   .join('\n')}
 
 Client:
-  --client-batching       Send through @infergate/batcher (micro-batching).
+  --client-batching       Send through @infergate/batcher (micro-batching);
+                          each step reports the batches it sent.
+  --batch-policy P        adaptive or fixed. Default: adaptive.
+  --max-batch-size N      Most rows per client batch. Default: 64.
+  --max-queue-delay-ms MS Longest wait for a batch to fill. Default: 10.
+  --max-in-flight N       Batches in flight at once. Default: 2.
   --shared-memory         Let the client pass large tensors through shared
                           memory (enableGpuIpc) when the server is local.
   --model-version V       A version other than the latest.
@@ -90,6 +96,10 @@ const PERF_OPTIONS = {
   shape: { type: 'string', multiple: true },
   'batch-size': { type: 'string' },
   'client-batching': { type: 'boolean' },
+  'batch-policy': { type: 'string' },
+  'max-batch-size': { type: 'string' },
+  'max-queue-delay-ms': { type: 'string' },
+  'max-in-flight': { type: 'string' },
   'shared-memory': { type: 'boolean' },
   'model-version': { type: 'string' },
   'window-ms': { type: 'string' },
@@ -145,6 +155,7 @@ function stepRow(step: PerfStep): string[] {
     fixed(step.clientCpuMsPerCall),
     fixed(step.server?.queueUs, 1),
     fixed(step.server?.computeInferUs, 1),
+    fixed(step.clientBatches?.meanBatchSize, 1),
     String(step.errors),
     step.stable ? 'yes' : `no (${step.windows})`,
   ];
@@ -160,6 +171,7 @@ const TABLE_HEADER = [
   'CPU_MS/CALL',
   'QUEUE_US',
   'COMPUTE_US',
+  'BATCH',
   'ERRORS',
   'STABLE',
 ];
@@ -199,6 +211,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     const version = values['model-version'];
     const sharedMemory = values['shared-memory'] === true;
 
+    const batcherOptions = batcherOptionsOf(values);
     const http = protocolOf(values) === 'http';
     if (http && (sharedMemory || values['client-batching'] === true)) {
       // The micro-batcher sits on the gRPC transport and shared memory is a gRPC client feature.
@@ -213,7 +226,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     } else {
       const grpc = clientFor(values, { enableGpuIpc: sharedMemory }).client;
       batcher =
-        values['client-batching'] === true ? createMicroBatcher(grpc.grpc, { client: grpc }) : undefined;
+        batcherOptions !== undefined
+          ? createMicroBatcher(grpc.grpc, { client: grpc, ...batcherOptions })
+          : undefined;
       direct = grpc;
       client = batcher ? clientFor(values, { enableGpuIpc: sharedMemory, transport: batcher }).client : grpc;
     }
@@ -245,7 +260,13 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
             ? () =>
                 rateWindow(call, load, distribution as RateDistribution, windowMs, maxOutstanding, io.signal)
             : () => closedLoopWindow(call, load, windowMs, io.signal);
-        const measured = await measureUntilStable(window, stability, counters, io.signal);
+        const batchCounters = batcher
+          ? () => {
+              const stats = (batcher as MicroBatcher).stats();
+              return { batches: stats.batches, rows: stats.rows };
+            }
+          : undefined;
+        const measured = await measureUntilStable(window, stability, counters, io.signal, batchCounters);
         const step: PerfStep = { mode, load, ...measured };
         steps.push(step);
         // Progress on stderr, so that stdout holds only the table (or the JSON).
@@ -258,6 +279,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
         url: values.url ?? (http ? 'http://127.0.0.1:8000' : '127.0.0.1:8001'),
         batchSize,
         clientBatching: batcher !== undefined,
+        ...(batcherOptions !== undefined ? { batcher: batcherOptions } : {}),
         sharedMemory,
         windowMs,
         steps,

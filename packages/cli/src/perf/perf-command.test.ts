@@ -126,11 +126,23 @@ describe('infergate perf', () => {
       '--input',
       `INPUT0:::@${npy}`,
       '--client-batching',
+      '--max-batch-size',
+      '8',
+      '--batch-policy',
+      'fixed',
+      '--max-queue-delay-ms',
+      '2',
       '--json',
     );
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout) as PerfReport;
     expect(report.clientBatching).toBe(true);
+    expect(report.batcher).toEqual({
+      flush: 'fixed',
+      maxBatchSize: 8,
+      maxQueueDelayMs: 2,
+      maxInFlightBatches: 2,
+    });
     expect(report.steps.map((step) => [step.mode, step.load])).toEqual([
       ['rate', 40],
       ['rate', 80],
@@ -139,7 +151,20 @@ describe('infergate perf', () => {
       expect(step.completed).toBeGreaterThan(0);
       expect(step.errors).toBe(0);
       expectOrdered(step);
+      // Every client batch is one request the server counted; every call is a row of one.
+      expect(step.clientBatches?.rows).toBe(step.completed);
+      expect(step.server?.requests).toBe(step.clientBatches?.batches);
+      expect(step.clientBatches?.meanBatchSize).toBeLessThanOrEqual(8);
     }
+  }, 120_000);
+
+  it('batcher options without --client-batching, or a bad policy, exit 2', async () => {
+    const alone = await perf('identity', '--max-batch-size', '8');
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain('--max-batch-size needs --client-batching');
+    const policy = await perf('identity', '--client-batching', '--batch-policy', 'eager');
+    expect(policy.code).toBe(2);
+    expect(policy.stderr).toContain('--batch-policy must be adaptive or fixed');
   }, 120_000);
 
   it('inputs from a JSON file, with shared memory allowed', async () => {

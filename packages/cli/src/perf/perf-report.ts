@@ -13,6 +13,13 @@ export interface PerfReport {
   url: string;
   batchSize: number;
   clientBatching: boolean;
+  /** The client batcher's settings (`--client-batching`). */
+  batcher?: {
+    flush: 'adaptive' | 'fixed';
+    maxBatchSize: number;
+    maxQueueDelayMs: number;
+    maxInFlightBatches: number;
+  };
   sharedMemory: boolean;
   windowMs: number;
   steps: PerfStep[];
@@ -37,6 +44,8 @@ const CSV_COLUMNS = [
   'server_compute_input_us',
   'server_compute_infer_us',
   'server_compute_output_us',
+  'client_batches',
+  'client_mean_batch_size',
 ] as const;
 
 function cell(value: number | boolean | string | undefined): string {
@@ -67,6 +76,8 @@ export function perfCsv(report: PerfReport): string {
       step.server?.computeInputUs,
       step.server?.computeInferUs,
       step.server?.computeOutputUs,
+      step.clientBatches?.batches,
+      step.clientBatches?.meanBatchSize,
     ]
       .map(cell)
       .join(','),

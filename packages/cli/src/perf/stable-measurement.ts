@@ -1,3 +1,4 @@
+import { sleep } from '@infergate/core';
 import { type LatencySummary, summarizeLatencies } from './latency-summary.js';
 import type { WindowSample } from './load-window.js';
 
@@ -17,6 +18,21 @@ export interface ServerTimes {
   computeInputUs: number;
   computeInferUs: number;
   computeOutputUs: number;
+}
+
+/** The client-side batcher's cumulative counters (`--client-batching`). */
+export interface BatchCounters {
+  batches: number;
+  rows: number;
+}
+
+/** What the client-side batcher sent over the measured windows. */
+export interface ClientBatches {
+  /** Batch RPCs sent (each is one request to the server). */
+  batches: number;
+  /** Rows in them. */
+  rows: number;
+  meanBatchSize: number;
 }
 
 export interface StabilityOptions {
@@ -39,6 +55,7 @@ export interface MeasuredStep {
   latency: LatencySummary;
   clientCpuMsPerCall: number;
   server?: ServerTimes;
+  clientBatches?: ClientBatches;
   firstError?: string;
 }
 
@@ -81,24 +98,50 @@ function serverTimes(before: ServerCounters, after: ServerCounters): ServerTimes
 }
 
 /**
+ * Reads the server's counters until two reads 10 ms apart agree on the request count (at most 5
+ * times): Triton counts a request after sending its response, so a read made the moment the last
+ * response arrived can miss it, and the step would be off by one.
+ */
+async function settledCounters(read: () => Promise<ServerCounters>): Promise<ServerCounters> {
+  let last = await read();
+  for (let attempt = 0; attempt < 5; attempt++) {
+    await sleep(10);
+    const next = await read();
+    if (next.requests === last.requests) return next;
+    last = next;
+  }
+  return last;
+}
+
+function clientBatches(before: BatchCounters, after: BatchCounters): ClientBatches {
+  const batches = after.batches - before.batches;
+  const rows = after.rows - before.rows;
+  return { batches, rows, meanBatchSize: batches > 0 ? rows / batches : 0 };
+}
+
+/**
  * Runs `window` until the last `stableWindows` agree (or `maxWindows` ran) and reports those last
- * windows together. `counters`, when given, is read before each window and after the last, so the
- * server's queue and compute times cover exactly the reported windows.
+ * windows together. `counters` (the server's) and `batchCounters` (the client batcher's), when
+ * given, are read before each window and after the last, so they cover exactly the reported windows.
  */
 export async function measureUntilStable(
   window: () => Promise<WindowSample>,
   options: StabilityOptions,
   counters?: () => Promise<ServerCounters>,
   signal?: AbortSignal,
+  batchCounters?: () => BatchCounters,
 ): Promise<MeasuredStep> {
   const samples: WindowSample[] = [];
   const snapshots: ServerCounters[] = [];
+  const batchSnapshots: BatchCounters[] = [];
   while (samples.length < options.maxWindows && !signal?.aborted) {
-    if (counters) snapshots.push(await counters());
+    if (counters) snapshots.push(await settledCounters(counters));
+    if (batchCounters) batchSnapshots.push(batchCounters());
     samples.push(await window());
     if (isStable(samples, options)) break;
   }
-  if (counters) snapshots.push(await counters());
+  if (counters) snapshots.push(await settledCounters(counters));
+  if (batchCounters) batchSnapshots.push(batchCounters());
   const used = samples.slice(-options.stableWindows);
   const latencies = used.flatMap((sample) => sample.latencies);
   const completed = used.reduce((sum, sample) => sum + sample.completed, 0);
@@ -107,6 +150,8 @@ export async function measureUntilStable(
   const firstError = samples.find((sample) => sample.firstError !== undefined)?.firstError;
   const before = snapshots[snapshots.length - 1 - used.length];
   const after = snapshots[snapshots.length - 1];
+  const batchesBefore = batchSnapshots[batchSnapshots.length - 1 - used.length];
+  const batchesAfter = batchSnapshots[batchSnapshots.length - 1];
   return {
     stable: isStable(samples, options),
     windows: samples.length,
@@ -117,6 +162,7 @@ export async function measureUntilStable(
     latency: summarizeLatencies(latencies),
     clientCpuMsPerCall: completed > 0 ? cpuMs / completed : Number.NaN,
     ...(before && after ? { server: serverTimes(before, after) } : {}),
+    ...(batchesBefore && batchesAfter ? { clientBatches: clientBatches(batchesBefore, batchesAfter) } : {}),
     ...(firstError !== undefined ? { firstError } : {}),
   };
 }
