@@ -9,7 +9,6 @@ import type * as grpc from '@grpc/grpc-js';
 import { abortError, ErrorCode, InfergateError, type InfergateErrorOptions } from './errors.js';
 import {
   GRPCInferenceService,
-  type ModelInferRequest,
   type ModelStreamInferResponse,
   ModelStreamInferResponseSchema,
 } from './gen/grpc_service_pb.js';
@@ -17,13 +16,12 @@ import { fromGrpcStatus, messageTooLarge } from './grpc-status.js';
 import { assertSafeHeaders } from './header-values.js';
 import { createCredentials } from './internal/credentials.js';
 import { explainFailedConnect } from './internal/http1-probe.js';
+import { type EncodedInferRequest, encodeInferRequest, joinChunks } from './internal/infer-request-writer.js';
 import {
   checkRequestedOutputs,
   fromModelInferResponse,
   parseModelInferResponse,
-  serializeInferRequest,
   sharedMemoryOutputs,
-  toModelInferRequest,
 } from './internal/infer-wire.js';
 import { loadGrpc } from './internal/lazy-modules.js';
 import { explainLostMessage, lostMessage } from './internal/lost-message.js';
@@ -212,25 +210,36 @@ export class GrpcTransport implements InferTransport {
     );
   }
 
-  private encodeInfer(request: InferRequest, options: CallOptions, extra?: Parameters): Buffer {
+  /**
+   * The ModelInferRequest as chunks (large tensors not copied), `reserve` bytes left at the start
+   * of the first one for a frame header; refused over `maxMessageBytes`.
+   */
+  encodeInferChunks(
+    request: InferRequest,
+    options: CallOptions,
+    extra?: Parameters,
+    reserve = 0,
+  ): EncodedInferRequest {
     const parameters = callParameters(request, options);
-    const message: ModelInferRequest = toModelInferRequest(
-      request,
-      parameters || extra ? { ...parameters, ...extra } : undefined,
-    );
     // raw_input_contents holds one entry per input that is not in shared memory, in order.
-    const bytes = serializeInferRequest(
-      message,
+    const encoded = encodeInferRequest(
+      request,
       request.inputs.filter((input) => !inSharedMemory(input)).map((input) => input.raw),
+      parameters || extra ? { ...parameters, ...extra } : undefined,
+      reserve,
     );
     // grpc-js would refuse it too, but as a retryable RESOURCE_EXHAUSTED that a router would fail over.
-    if (bytes.byteLength > this.options.maxMessageBytes) {
-      throw messageTooLarge('request', bytes.byteLength, this.options.maxMessageBytes, {
+    if (encoded.byteLength > this.options.maxMessageBytes) {
+      throw messageTooLarge('request', encoded.byteLength, this.options.maxMessageBytes, {
         model: request.model,
         endpoint: this.address,
       });
     }
-    return bytes;
+    return encoded;
+  }
+
+  private encodeInfer(request: InferRequest, options: CallOptions, extra?: Parameters): Buffer {
+    return joinChunks(this.encodeInferChunks(request, options, extra));
   }
 
   async infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
