@@ -5,10 +5,11 @@
 // the two equal), straight from an InferRequest, and leaves large tensors out of the copy: they are
 // returned as their own chunks, so a transport can hand them to the socket as they are.
 import { ErrorCode, InfergateError } from '../errors.js';
+import { messageTooLarge } from '../grpc-status.js';
 import type { Parameters } from '../parameters.js';
 import { toWireParameter, type WireParameter } from '../parameters.js';
-import { sharedMemoryParameters } from '../tensor.js';
-import type { InferRequest } from '../transport.js';
+import { inSharedMemory, sharedMemoryParameters } from '../tensor.js';
+import type { CallOptions, InferRequest } from '../transport.js';
 
 /** Tensors at least this large are returned as their own chunk instead of being copied. */
 export const INLINE_RAW_LIMIT = 64 * 1024;
@@ -340,4 +341,43 @@ export function joinChunks(encoded: EncodedInferRequest): Buffer {
     offset += chunk.byteLength;
   }
   return out;
+}
+
+/** Request parameters that CallOptions stand for (Triton reads `priority` as uint64). */
+export function callParameters(request: InferRequest, options: CallOptions): Parameters | undefined {
+  if (options.priority === undefined || options.priority === 0) return undefined;
+  if (request.parameters?.priority !== undefined) return undefined;
+  if (!Number.isSafeInteger(options.priority) || options.priority < 0) {
+    throw new InfergateError(
+      ErrorCode.InvalidArgument,
+      `priority must be a non-negative integer, got ${options.priority}`,
+    );
+  }
+  return { priority: { kind: 'uint64', value: BigInt(options.priority) } };
+}
+
+/**
+ * The request of one call: CallOptions' parameters added, only the inputs not in shared memory in
+ * raw_input_contents (in order), refused over `maxMessageBytes` before anything is sent.
+ */
+export function encodeForCall(
+  request: InferRequest,
+  options: CallOptions,
+  extra: Parameters | undefined,
+  reserve: number,
+  maxMessageBytes: number,
+  endpoint: string,
+): EncodedInferRequest {
+  const parameters = callParameters(request, options);
+  const encoded = encodeInferRequest(
+    request,
+    request.inputs.filter((input) => !inSharedMemory(input)).map((input) => input.raw),
+    parameters || extra ? { ...parameters, ...extra } : undefined,
+    reserve,
+  );
+  // grpc-js would refuse it too, but as a retryable RESOURCE_EXHAUSTED that a router would fail over.
+  if (encoded.byteLength > maxMessageBytes) {
+    throw messageTooLarge('request', encoded.byteLength, maxMessageBytes, { model: request.model, endpoint });
+  }
+  return encoded;
 }
