@@ -77,12 +77,6 @@ export class GrpcTransport implements InferTransport {
     this.endpoint = this.endpoints[0] as Endpoint;
     this.target = channelTarget(this.endpoints);
     const secure = options.tls !== undefined && options.tls !== false ? true : this.endpoint.secure;
-    if (options.engine === 'http2' && options.compression !== 'none') {
-      throw new InfergateError(
-        ErrorCode.InvalidArgument,
-        `engine "http2" sends uncompressed messages; use compression "none" or engine "grpc-js"`,
-      );
-    }
     const channelOptions = grpcChannelOptions(options, this.endpoints.length);
     this.client = new (loadGrpc().Client)(
       this.target,
@@ -92,7 +86,12 @@ export class GrpcTransport implements InferTransport {
     this.sharedMemory = options.enableGpuIpc ? new SharedMemoryStager(this, options.sharedMemory) : undefined;
     this.h2 =
       options.engine === 'http2'
-        ? new H2Engine(this.endpoints, { secure, tls: options.tls, keepalive: options.keepalive })
+        ? new H2Engine(this.endpoints, {
+            secure,
+            tls: options.tls,
+            keepalive: options.keepalive,
+            compression: options.compression,
+          })
         : undefined;
   }
 

@@ -46,10 +46,10 @@ function buildClientOptionsSchema(z: ZodNamespace) {
       /**
        * What carries inference (ModelInfer, and ModelStreamInfer for `stream()`): `grpc-js`, or
        * `http2`, a lean gRPC client on `node:http2` (decision 0017). Management calls and stream
-       * sessions use grpc-js either way; `http2` needs `compression: "none"` and spreads several
-       * urls round-robin. @default "grpc-js"
+       * sessions use grpc-js either way; with several urls, `http2` spreads calls round-robin.
+       * @default "grpc-js"
        */
-      engine: z.enum(['grpc-js', 'http2']).default('grpc-js'),
+      engine: z.enum(['grpc-js', 'http2']).default('http2'),
       /** Compress requests (responses follow the server's choice). @default "none" */
       compression: z.enum(['none', 'deflate', 'gzip']).default('none'),
       /**

@@ -1,4 +1,7 @@
+import { promisify } from 'node:util';
+import { deflate, gzip } from 'node:zlib';
 import type { Endpoint } from '../options.js';
+import { writeFrameHeader } from './grpc-frames.js';
 import { type H2Call, type H2CallOptions, type H2Status, startH2Call } from './h2-call.js';
 import { H2Connection, type H2ConnectionOptions } from './h2-connection.js';
 
@@ -17,6 +20,23 @@ export class H2StatusError extends Error {
   }
 }
 
+const compressors = { gzip: promisify(gzip), deflate: promisify(deflate) };
+
+/**
+ * The request compressed as `grpc-encoding` says (flag 1 in the prefix). The body arrives framed
+ * uncompressed (its first 5 bytes a prefix), as the transport builds it.
+ */
+async function compress(
+  body: readonly Uint8Array[],
+  encoding: 'gzip' | 'deflate',
+): Promise<readonly Uint8Array[]> {
+  const packed = await compressors[encoding](Buffer.concat(body).subarray(5));
+  const prefix = Buffer.allocUnsafe(5);
+  writeFrameHeader(prefix, 0, packed.byteLength);
+  prefix[0] = 1;
+  return [prefix, packed];
+}
+
 /** Responses a server-streaming call holds before it stops reading (flow control does the rest). */
 const STREAM_HIGH_WATER = 16;
 
@@ -28,8 +48,18 @@ export class H2Engine {
   readonly #connections: H2Connection[];
   #next = 0;
 
-  constructor(endpoints: readonly Endpoint[], options: Omit<H2ConnectionOptions, 'endpoint'>) {
-    this.#connections = endpoints.map((endpoint) => new H2Connection({ ...options, endpoint }));
+  constructor(
+    endpoints: readonly Endpoint[],
+    options: Omit<H2ConnectionOptions, 'endpoint'> & { compression: 'none' | 'gzip' | 'deflate' },
+  ) {
+    const { compression, ...connection } = options;
+    this.#connections = endpoints.map((endpoint) => new H2Connection({ ...connection, endpoint }));
+    this.#compression = compression === 'none' ? undefined : compression;
+  }
+
+  #withEncoding(options: H2CallOptions): H2CallOptions {
+    if (this.#compression === undefined) return options;
+    return { ...options, headers: { ...options.headers, 'grpc-encoding': this.#compression } };
   }
 
   #pick(): H2Connection {
@@ -38,15 +68,19 @@ export class H2Engine {
     return connection;
   }
 
+  /** Requests are compressed with this (`grpc-encoding`); responses are asked uncompressed. */
+  readonly #compression: 'gzip' | 'deflate' | undefined;
+
   /** One request, one response. Rejects with H2StatusError. */
-  unary(body: readonly Uint8Array[], options: H2CallOptions): Promise<Buffer> {
+  async unary(framed: readonly Uint8Array[], options: H2CallOptions): Promise<Buffer> {
+    const body = this.#compression ? await compress(framed, this.#compression) : framed;
     return new Promise<Buffer>((resolve, reject) => {
       let message: Buffer | undefined;
       let count = 0;
       startH2Call(
         this.#pick(),
         body,
-        options,
+        this.#withEncoding(options),
         (received) => {
           message = received;
           count++;
@@ -75,7 +109,8 @@ export class H2Engine {
    * One request, a stream of responses (ModelStreamInfer with one request). Reading stops at
    * STREAM_HIGH_WATER unread responses; leaving the loop early cancels the call.
    */
-  async *serverStream(body: readonly Uint8Array[], options: H2CallOptions): AsyncIterable<Buffer> {
+  async *serverStream(framed: readonly Uint8Array[], options: H2CallOptions): AsyncIterable<Buffer> {
+    const body = this.#compression ? await compress(framed, this.#compression) : framed;
     const queue: Buffer[] = [];
     let status: H2Status | undefined;
     let wake: (() => void) | undefined;
@@ -88,7 +123,7 @@ export class H2Engine {
     const call: H2Call = startH2Call(
       this.#pick(),
       body,
-      options,
+      this.#withEncoding(options),
       (message) => {
         queue.push(message);
         if (queue.length >= STREAM_HIGH_WATER && !paused) {
