@@ -3,7 +3,7 @@
 // FP16 and BYTES from 1 KiB to 64 MiB; the arms of one cell run interleaved, order rotated each
 // round, median of the rounds. Plus BYTES encode of 10k short strings against NVIDIA's
 // `tritonclient.utils.serialize_byte_tensor` (interop venv) in the same run.
-//   pnpm bench codec [--rounds 5] [--max-mib 64] [--no-python]
+//   pnpm bench codec [--rounds 5] [--max-mib 64] [--no-python] [--engine grpc-js|http2]
 //
 // Arms (time per tensor):
 //   encode        buildInferRequest + the ModelInferRequest writer, joined into one buffer (what
@@ -11,9 +11,15 @@
 //   encode_chunks the same, left as chunks (what the http2 engine hands to the socket: no copy)
 //   encode_before the previous path: protobuf message object + toBinary + appended raw bytes
 //   encode_runtime the tensor through @bufbuild/protobuf's generic bytes field (raw_input_contents)
-//   decode        the response message as grpc-js hands it over (one Buffer) → InferResult → .data
-//   decode_h2     the response as DATA-frame chunks, assembled by the http2 engine → .data
-//   memcpy        src.copy(dst) of the wire bytes
+//   decode_grpcjs  the response message as grpc-js hands it over (one Buffer, the message at its
+//                  start) → InferResult → .data: a view when the tensor's offset happens to be
+//                  aligned, else a copy into fresh memory
+//   decode_h2      the same message as the http2 engine hands it over (reassembled with the first
+//                  raw output 8-byte aligned) → .data
+//   receive_grpcjs / receive_h2  the same, including the reassembly from 16 KiB DATA frames
+//                  (Buffer.concat for grpc-js, the engine's aligned assembly for http2)
+//   memcpy         src.copy(dst) of the wire bytes into a buffer allocated once
+// `decode` in the named figures is the path of the default engine (--engine to choose).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,6 +46,8 @@ const DATATYPES = ['FP32', 'INT64', 'FP16', 'BYTES'] as const;
 type Datatype = (typeof DATATYPES)[number];
 /** BYTES elements for the size sweep: 60 characters, 64 bytes on the wire with the length prefix. */
 const BYTES_ELEMENT = 60;
+/** The engine `createTritonClient` uses when none is given (options.ts). */
+const DEFAULT_ENGINE: 'grpc-js' | 'http2' = 'grpc-js';
 
 function sizeLabel(bytes: number): string {
   return bytes >= MiB ? `${bytes / MiB}MiB` : `${bytes / KiB}KiB`;
@@ -120,6 +128,7 @@ async function cellArms(datatype: Datatype, bytes: number): Promise<{ arms: Arms
   // grpc-js hands a unary response over as one Buffer of its own (Buffer.concat of the frames).
   const asGrpcJs = Buffer.from(response);
   const asFrames = frames(response);
+  const asH2 = assembleMessage(asFrames, response.byteLength);
   const decode = (message: Uint8Array) =>
     readData(new InferResult(fromModelInferResponse(parseModelInferResponse(message))));
   return {
@@ -144,8 +153,10 @@ async function cellArms(datatype: Datatype, bytes: number): Promise<{ arms: Arms
         message.rawInputContents = [built.inputs[0]?.raw as Uint8Array];
         return toBinary(ModelInferRequestSchema, message);
       },
-      decode: () => decode(asGrpcJs),
-      decode_h2: () => decode(assembleMessage(asFrames, response.byteLength)),
+      decode_grpcjs: () => decode(asGrpcJs),
+      decode_h2: () => decode(asH2),
+      receive_grpcjs: () => decode(Buffer.concat(asFrames)),
+      receive_h2: () => decode(assembleMessage(asFrames, response.byteLength)),
     },
   };
 }
@@ -161,6 +172,8 @@ function pythonBytes(count: number, length: number, repeats: number): number {
 
 export async function run(): Promise<void> {
   const rounds = Number(flag('rounds') ?? 5);
+  const engine =
+    flag('engine') === 'grpc-js' ? 'grpc-js' : flag('engine') === 'http2' ? 'http2' : DEFAULT_ENGINE;
   const maxBytes = Number(flag('max-mib') ?? 64) * MiB;
   const withPython = !process.argv.includes('--no-python') && existsSync(PYTHON);
   const sizes = [KiB, 64 * KiB, MiB, 16 * MiB, 64 * MiB].filter((size) => size <= maxBytes);
@@ -199,9 +212,12 @@ export async function run(): Promise<void> {
       }
       const key = datatype.toLowerCase();
       if (size === MiB || size === 64 * MiB) {
-        ratios[`${key}_encode_vs_memcpy_${label}`] = memcpy / median(runs.get('encode') ?? []);
-        ratios[`${key}_decode_vs_memcpy_${label}`] = memcpy / median(runs.get('decode') ?? []);
-        ratios[`${key}_decode_h2_vs_memcpy_${label}`] = memcpy / median(runs.get('decode_h2') ?? []);
+        const vs = (arm: string) => memcpy / median(runs.get(arm) ?? []);
+        ratios[`${key}_encode_vs_memcpy_${label}`] = vs(engine === 'http2' ? 'encode_chunks' : 'encode');
+        ratios[`${key}_decode_vs_memcpy_${label}`] = vs(engine === 'http2' ? 'decode_h2' : 'decode_grpcjs');
+        ratios[`${key}_receive_vs_memcpy_${label}`] = vs(
+          engine === 'http2' ? 'receive_h2' : 'receive_grpcjs',
+        );
       }
       console.log(
         `${datatype} ${label}: ${names.map((arm) => `${arm} ${round(memcpy / median(runs.get(arm) ?? []), 2)}`).join(', ')} (× memcpy speed)`,
@@ -239,7 +255,7 @@ export async function run(): Promise<void> {
 
   report({
     suite: 'codec',
-    versions: { '@infergate/core': packageVersion('core') },
+    versions: { '@infergate/core': packageVersion('core'), engine },
     cases,
     ratios,
     targets: {
@@ -249,6 +265,6 @@ export async function run(): Promise<void> {
       fp32_decode_vs_memcpy_64MiB: '>= 0.5',
       bytes_encode_vs_tritonclient_10k: '>= 1',
     },
-    command: `pnpm bench codec --rounds ${rounds}${flag('max-mib') ? ` --max-mib ${flag('max-mib')}` : ''}`,
+    command: `pnpm bench codec --rounds ${rounds}${flag('max-mib') ? ` --max-mib ${flag('max-mib')}` : ''}${flag('engine') ? ` --engine ${flag('engine')}` : ''}`,
   });
 }

@@ -49,7 +49,7 @@ function buildClientOptionsSchema(z: ZodNamespace) {
        * sessions use grpc-js either way; with several urls, `http2` spreads calls round-robin.
        * @default "grpc-js"
        */
-      engine: z.enum(['grpc-js', 'http2']).default('http2'),
+      engine: z.enum(['grpc-js', 'http2']).default('grpc-js'),
       /** Compress requests (responses follow the server's choice). @default "none" */
       compression: z.enum(['none', 'deflate', 'gzip']).default('none'),
       /**
