@@ -123,6 +123,11 @@ export function startH2Call(
   }
 
   connection.enter();
+  // Aborted while the request was being prepared (compression is asynchronous): never start it.
+  if (signal?.aborted) {
+    finish({ code: 1, details: 'Cancelled on client', metadata: {} });
+    return { pause() {}, resume() {}, cancel() {} };
+  }
   const headers: Record<string, string> = {
     ...options.headers,
     ':method': 'POST',

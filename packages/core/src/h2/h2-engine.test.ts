@@ -197,6 +197,19 @@ describe('engine "http2"', () => {
     }
   });
 
+  it('ends a call aborted while its request is being compressed, without waiting on the server', async () => {
+    behaviour = () => {};
+    const t = createGrpcTransport({ url, engine: 'http2', enableGpuIpc: false, compression: 'gzip' });
+    try {
+      const controller = new AbortController();
+      const call = t.infer({ model: 'm', inputs: input }, { signal: controller.signal });
+      controller.abort();
+      expect((await failure(call)).code).toBe(ErrorCode.Cancelled);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('streams several responses of one request until the final-response flag', async () => {
     const streamed = (raw: number[] | undefined) =>
       toBinary(
