@@ -56,6 +56,8 @@ interface Measured {
   cpuMsPerCall: number;
   /** Node arms: garbage-collection pause time per call (PerformanceObserver 'gc' entries). */
   gcMsPerCall?: number;
+  /** Node arms: calls that failed in the window (not in items/s or the latencies). */
+  errors?: number;
 }
 
 /** Total GC pause time seen so far in this process, ms. */
@@ -70,7 +72,12 @@ async function nodeWindow(call: () => Promise<unknown>, concurrency: number, ms:
   const sample = await closedLoopWindow(call, concurrency, ms);
   // Entries arrive asynchronously: let the observer catch up before reading the total.
   await new Promise((resolve) => setImmediate(resolve));
-  return { ...fromSample(sample), gcMsPerCall: (gcTotalMs - gcBefore) / Math.max(1, sample.completed) };
+  if (sample.errors > 0) console.warn(`  ${sample.errors} calls failed: ${sample.firstError}`);
+  return {
+    ...fromSample(sample),
+    gcMsPerCall: (gcTotalMs - gcBefore) / Math.max(1, sample.completed),
+    errors: sample.errors,
+  };
 }
 
 /** The reference server in a child process: `infergate serve-test --port 0 --no-llm --json`. */

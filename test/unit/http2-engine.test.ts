@@ -31,6 +31,25 @@ describe("engine: 'http2'", () => {
     expect(decoded.byteOffset).toBe(output.raw.byteOffset);
   });
 
+  it('carries 64 callers of 1 MiB in a closed loop (more than a session buffers by default) without a refusal', async () => {
+    const data = new Float32Array(262_144).fill(1.5);
+    const failures: string[] = [];
+    let completed = 0;
+    const caller = async () => {
+      for (let i = 0; i < 3; i++) {
+        await client
+          .infer('identity', [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 262_144], data }])
+          .then(
+            () => completed++,
+            (error: unknown) => failures.push(String(error)),
+          );
+      }
+    };
+    await Promise.all(Array.from({ length: 64 }, caller));
+    expect(failures.slice(0, 3)).toEqual([]);
+    expect(completed).toBe(192);
+  });
+
   it('carries small calls at concurrency, BYTES and INT64 included', async () => {
     const results = await Promise.all(
       Array.from({ length: 32 }, (_, i) =>

@@ -82,6 +82,10 @@ export class H2Connection {
     const host = endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host;
     const options: SecureClientSessionOptions = {
       settings: { initialWindowSize: STREAM_WINDOW, enablePush: false },
+      // Node refuses new streams (ENHANCE_YOUR_CALM) once a session buffers more than this many
+      // MB; 64 calls of 1 MiB in flight pass the 10 MB default. Message size is bounded by
+      // maxMessageBytes and calls by the caller's concurrency, as with grpc-js (which sets the same).
+      maxSessionMemory: Number.MAX_SAFE_INTEGER,
     };
     if (secure) {
       const files = typeof tls === 'object' ? tls : {};
