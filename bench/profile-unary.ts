@@ -49,6 +49,7 @@ try {
       elements,
       concurrency,
       calls: sample.completed,
+      errors: warmUp.errors + sample.errors,
       // The profile covers both windows: divide its totals by this.
       profiledCalls: warmUp.completed + sample.completed,
       itemsPerSec: (sample.completed * 1000) / sample.elapsedMs,
