@@ -1,16 +1,20 @@
 // Suite `unary`: one inference on `identity` (FP32 [1,16] and [1,262144] = 1 MiB), closed loop at
 // c1/c16/c64, against the reference server in its OWN process (so the client's cost is not hidden by
 // a shared event loop). Arms, interleaved in one run with their order rotated each round:
-//   core         @infergate/core (enableGpuIpc: false)
+//   core         @infergate/core (enableGpuIpc: false), the default engine
+//   core_tuned   the same with grpc-js channel options tuned (channelz and retries off)
+//   core_h2      the same with engine: 'http2' (the lean node:http2 client, decision 0017)
 //   floor        bare @grpc/grpc-js sending the same pre-encoded request bytes, no decoding
 //   tc_aio       NVIDIA's tritonclient.grpc.aio (interop venv), one process per window
 //   tc_sync      tritonclient.grpc with one thread and client per caller (for information)
 // Per cell: medians over rounds of items/s, p50, p99 and client CPU per call.
-//   pnpm bench unary [--seconds 2] [--rounds 3] [--url HOST:PORT] [--no-python]
+//   pnpm bench unary [--seconds 2] [--rounds 3] [--url HOST:PORT] [--no-python] [--engine http2]
+// (--engine sets what the `core` arm, and so the named core_* figures, use.)
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { buildInferRequest, createTritonClient } from '@infergate/core';
 import { summarizeLatencies } from '../../packages/cli/src/perf/latency-summary.js';
@@ -23,7 +27,7 @@ const SIZES = [
   { label: '1MiB_', elements: 262_144 },
 ] as const;
 const CONCURRENCIES = [1, 16, 64];
-const ARMS = ['core', 'floor', 'tc_aio', 'tc_sync'] as const;
+const ARMS = ['core', 'core_tuned', 'core_h2', 'floor', 'tc_aio', 'tc_sync'] as const;
 type Arm = (typeof ARMS)[number];
 const PYTHON = join(ROOT, 'test/interop/.venv/bin/python');
 const SCRIPT = join(ROOT, 'bench/suites/unary_tritonclient.py');
@@ -50,6 +54,30 @@ interface Measured {
   p50Ms: number;
   p99Ms: number;
   cpuMsPerCall: number;
+  /** Node arms: garbage-collection pause time per call (PerformanceObserver 'gc' entries). */
+  gcMsPerCall?: number;
+  /** Node arms: calls that failed in the window (not in items/s or the latencies). */
+  errors?: number;
+}
+
+/** Total GC pause time seen so far in this process, ms. */
+let gcTotalMs = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcTotalMs += entry.duration;
+}).observe({ entryTypes: ['gc'] });
+
+/** A Node arm's window, with its GC time per call. */
+async function nodeWindow(call: () => Promise<unknown>, concurrency: number, ms: number): Promise<Measured> {
+  const gcBefore = gcTotalMs;
+  const sample = await closedLoopWindow(call, concurrency, ms);
+  // Entries arrive asynchronously: let the observer catch up before reading the total.
+  await new Promise((resolve) => setImmediate(resolve));
+  if (sample.errors > 0) console.warn(`  ${sample.errors} calls failed: ${sample.firstError}`);
+  return {
+    ...fromSample(sample),
+    gcMsPerCall: (gcTotalMs - gcBefore) / Math.max(1, sample.completed),
+    errors: sample.errors,
+  };
 }
 
 /** The reference server in a child process: `infergate serve-test --port 0 --no-llm --json`. */
@@ -123,6 +151,8 @@ function python(
 
 const ARM_COLORS: Record<Arm, string> = {
   core: '#1f77b4',
+  core_tuned: '#9ecae1',
+  core_h2: '#d62728',
   floor: '#7f7f7f',
   tc_aio: '#76b900',
   tc_sync: '#c5e59a',
@@ -183,7 +213,20 @@ export async function run(): Promise<void> {
   const server = given === undefined ? await startServerProcess() : undefined;
   const url = given ?? (server?.url as string);
   const grpc = createRequire(join(ROOT, 'packages/core/package.json'))('@grpc/grpc-js') as GrpcModule;
-  const core = createTritonClient({ url, enableGpuIpc: false, timeoutMs: 60_000 });
+  const engine = flag('engine') === 'http2' ? 'http2' : 'grpc-js';
+  const core = createTritonClient({ url, enableGpuIpc: false, timeoutMs: 60_000, engine });
+  const coreTuned = createTritonClient({
+    url,
+    enableGpuIpc: false,
+    timeoutMs: 60_000,
+    engine: 'grpc-js',
+    channelOptions: {
+      'grpc.enable_channelz': 0,
+      'grpc.enable_retries': 0,
+      'grpc.per_rpc_retry_buffer_size': 0,
+    },
+  });
+  const coreH2 = createTritonClient({ url, enableGpuIpc: false, timeoutMs: 60_000, engine: 'http2' });
   const bare = new grpc.Client(url, grpc.credentials.createInsecure());
   const arms: Arm[] = ARMS.filter((arm) => withPython || !arm.startsWith('tc_'));
   const cells = new Map<string, Measured[]>();
@@ -200,6 +243,8 @@ export async function run(): Promise<void> {
         request.inputs.map((input) => ('raw' in input ? (input.raw as Uint8Array) : new Uint8Array())),
       );
       const coreCall = () => core.infer('identity', inputs);
+      const tunedCall = () => coreTuned.infer('identity', inputs);
+      const h2Call = () => coreH2.infer('identity', inputs);
       const floorCall = () =>
         new Promise<Buffer>((resolve, reject) => {
           bare.makeUnaryRequest(
@@ -212,16 +257,19 @@ export async function run(): Promise<void> {
         });
       // Warm-up: connections, JIT, the server's first calls.
       await closedLoopWindow(coreCall, 16, 500);
+      await closedLoopWindow(tunedCall, 16, 500);
+      await closedLoopWindow(h2Call, 16, 500);
       await closedLoopWindow(floorCall, 16, 500);
       for (const concurrency of CONCURRENCIES) {
         for (let round = 0; round < rounds; round++) {
           const order = arms.map((_, index) => arms[(index + round) % arms.length] as Arm);
           for (const arm of order) {
             let measured: Measured;
-            if (arm === 'core')
-              measured = fromSample(await closedLoopWindow(coreCall, concurrency, seconds * 1000));
-            else if (arm === 'floor')
-              measured = fromSample(await closedLoopWindow(floorCall, concurrency, seconds * 1000));
+            if (arm === 'core') measured = await nodeWindow(coreCall, concurrency, seconds * 1000);
+            else if (arm === 'core_tuned')
+              measured = await nodeWindow(tunedCall, concurrency, seconds * 1000);
+            else if (arm === 'core_h2') measured = await nodeWindow(h2Call, concurrency, seconds * 1000);
+            else if (arm === 'floor') measured = await nodeWindow(floorCall, concurrency, seconds * 1000);
             else
               measured = python(arm === 'tc_aio' ? 'aio' : 'sync', url, size.elements, concurrency, seconds);
             const key = `${arm} ${size.label}c${concurrency}`;
@@ -239,6 +287,9 @@ export async function run(): Promise<void> {
             p99Ms: median(runs.map((entry) => entry.p99Ms)),
             extra: {
               cpuMsPerCall: median(runs.map((entry) => entry.cpuMsPerCall)),
+              ...(arm.startsWith('tc_')
+                ? {}
+                : { gcMsPerCall: median(runs.map((entry) => entry.gcMsPerCall ?? Number.NaN)) }),
               rounds: runs,
             },
           });
@@ -252,13 +303,19 @@ export async function run(): Promise<void> {
       for (const concurrency of CONCURRENCIES) {
         const load = `${size.label}c${concurrency}`;
         ratios[`core_vs_floor_${load}`] = itemsRatio('core', 'floor', load);
-        if (withPython && concurrency > 1)
+        ratios[`core_h2_vs_floor_${load}`] = itemsRatio('core_h2', 'floor', load);
+        ratios[`core_h2_vs_core_${load}`] = itemsRatio('core_h2', 'core', load);
+        ratios[`core_tuned_vs_core_${load}`] = itemsRatio('core_tuned', 'core', load);
+        if (withPython && concurrency > 1) {
           ratios[`core_vs_tritonclient_${load}`] = itemsRatio('core', 'tc_aio', load);
+          ratios[`core_h2_vs_tritonclient_${load}`] = itemsRatio('core_h2', 'tc_aio', load);
+        }
       }
     }
     if (withPython) {
       const cpu = (arm: Arm) => cell(arm, 'c16')?.extra?.cpuMsPerCall as number;
       ratios.core_cpu_vs_tritonclient_c16 = cpu('core') / cpu('tc_aio');
+      ratios.core_h2_cpu_vs_tritonclient_c16 = cpu('core_h2') / cpu('tc_aio');
     }
     writeFileSync(join(BENCH_DIR, 'results', 'unary.svg'), unaryChartSvg(cases));
     report({
@@ -279,11 +336,13 @@ export async function run(): Promise<void> {
         core_vs_tritonclient_1MiB_c64: '>= 1.0 (aim 1.5)',
         core_cpu_vs_tritonclient_c16: '<= 1.0',
       },
-      command: `pnpm bench unary --seconds ${seconds} --rounds ${rounds}${given ? ` --url ${given}` : ''}`,
+      command: `pnpm bench unary --seconds ${seconds} --rounds ${rounds}${given ? ` --url ${given}` : ''}${engine === 'http2' ? ' --engine http2' : ''}`,
     });
   } finally {
     bare.close();
     await core.close();
+    await coreTuned.close();
+    await coreH2.close();
     server?.child.kill('SIGTERM');
   }
 }

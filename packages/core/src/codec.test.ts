@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeBytesElements, decodeTensorData, encodeBytesElements, encodeTensor } from './codec.js';
 import { DATATYPES, type DataType } from './datatype.js';
 import { InfergateError } from './errors.js';
+import { bf16BitsToFloat, halfBitsToFloat } from './internal/half.js';
 import type { InputTensor } from './tensor.js';
 
 function roundTrip(input: InputTensor) {
@@ -189,5 +190,22 @@ describe('decodeTensorData', () => {
     expect(() => decodeBytesElements(encodeBytesElements(['a', 'b']), 3)).toThrow(
       /holds 2 elements, shape says 3/,
     );
+  });
+});
+
+describe('FP16 and BF16 decode of large tensors', () => {
+  it('widens every one of the 65,536 bit patterns exactly as the per-element conversion does', () => {
+    const patterns = new Uint16Array(0x10000).map((_, i) => i);
+    const raw = new Uint8Array(patterns.buffer);
+    const half = decodeTensorData({ name: 'h', datatype: 'FP16', shape: [0x10000], raw }) as Float32Array;
+    const bf16 = decodeTensorData({ name: 'b', datatype: 'BF16', shape: [0x10000], raw }) as Float32Array;
+    const same = (a: number | undefined, b: number) =>
+      Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b));
+    const wrong: string[] = [];
+    for (let i = 0; i < 0x10000; i++) {
+      if (!same(half[i], Math.fround(halfBitsToFloat(i)))) wrong.push(`FP16 ${i}`);
+      if (!same(bf16[i], bf16BitsToFloat(i))) wrong.push(`BF16 ${i}`);
+    }
+    expect(wrong).toEqual([]);
   });
 });

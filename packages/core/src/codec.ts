@@ -1,7 +1,7 @@
 import { type DataType, elementSize, isDataType } from './datatype.js';
 import { ErrorCode, InfergateError } from './errors.js';
 import { allocBytes, bytesView, utf8Bytes } from './internal/bytes.js';
-import { bf16BitsToFloat, floatToBf16Bits, floatToHalfBits, halfBitsToFloat } from './internal/half.js';
+import { float32BitsToHalfBits, floatToBf16Bits, floatToHalfBits, halfBitsToFloat } from './internal/half.js';
 import {
   type DataInputTensor,
   type EncodedTensor,
@@ -175,6 +175,12 @@ function encodeFixed(input: DataInputTensor, count: number, what: string): Uint8
 
 function encodeHalf(datatype: 'FP16' | 'BF16', values: ArrayLike<number>, what: string): Uint8Array {
   const out = new Uint16Array(values.length);
+  if (datatype === 'FP16' && values instanceof Float32Array) {
+    // Already float32: round from the bits, without the double's sticky-bit work.
+    const bits = new Uint32Array(values.buffer, values.byteOffset, values.length);
+    for (let i = 0; i < bits.length; i++) out[i] = float32BitsToHalfBits(bits[i] as number);
+    return asBytes(out);
+  }
   const convert = datatype === 'FP16' ? floatToHalfBits : floatToBf16Bits;
   for (let i = 0; i < values.length; i++) {
     const value = values[i];
@@ -325,13 +331,7 @@ export function decodeTensorData(tensor: EncodedTensor): TensorOutputData {
       `${what}: ${raw.byteLength} bytes for ${count} ${datatype} elements (expected ${count * size})`,
     );
   }
-  if (datatype === 'FP16' || datatype === 'BF16') {
-    const bits = viewAs(Uint16Array, raw, 2);
-    const out = new Float32Array(bits.length);
-    const convert = datatype === 'FP16' ? halfBitsToFloat : bf16BitsToFloat;
-    for (let i = 0; i < bits.length; i++) out[i] = convert(bits[i] as number);
-    return out;
-  }
+  if (datatype === 'FP16' || datatype === 'BF16') return widenHalf(datatype, viewAs(Uint16Array, raw, 2));
   if (datatype === 'BOOL' || datatype === 'UINT8') return raw;
   const Natural = naturalArray[datatype];
   if (Natural === undefined)
@@ -350,4 +350,28 @@ function viewAs<T extends ArrayBufferView>(Ctor: TypedViewConstructor<T>, raw: U
   const copy = new Ctor(length);
   new Uint8Array(copy.buffer).set(raw);
   return copy;
+}
+
+/** Every half-precision value as float32, built on first use (256 KiB): one lookup per element. */
+let halfTable: Float32Array | undefined;
+
+function widenHalf(datatype: 'FP16' | 'BF16', bits: Uint16Array): Float32Array {
+  const out = new Float32Array(bits.length);
+  if (datatype === 'BF16') {
+    // bfloat16 is the top half of a float32: shift the bits into place.
+    const words = new Uint32Array(out.buffer);
+    for (let i = 0; i < bits.length; i++) words[i] = (bits[i] as number) << 16;
+    return out;
+  }
+  if (bits.length < 4096) {
+    for (let i = 0; i < bits.length; i++) out[i] = halfBitsToFloat(bits[i] as number);
+    return out;
+  }
+  if (halfTable === undefined) {
+    halfTable = new Float32Array(0x10000);
+    for (let i = 0; i < 0x10000; i++) halfTable[i] = halfBitsToFloat(i);
+  }
+  const table = halfTable;
+  for (let i = 0; i < bits.length; i++) out[i] = table[bits[i] as number] as number;
+  return out;
 }

@@ -15,31 +15,32 @@ import {
 import { abortError, ErrorCode, InfergateError, type InfergateErrorOptions } from './errors.js';
 import {
   GRPCInferenceService,
-  type ModelInferRequest,
+  type ModelInferResponse,
   type ModelStreamInferResponse,
   ModelStreamInferResponseSchema,
 } from './gen/grpc_service_pb.js';
-import { fromGrpcStatus, messageTooLarge } from './grpc-status.js';
+import { fromGrpcStatus } from './grpc-status.js';
+import { writeFrameHeader } from './h2/grpc-frames.js';
+import { H2Engine } from './h2/h2-engine.js';
+import { type H2Request, inferOverH2, streamOverH2 } from './h2/h2-infer.js';
 import { assertSafeHeaders } from './header-values.js';
-import { callParameters } from './internal/call-parameters.js';
+import { grpcChannelOptions } from './internal/channel-options.js';
 import { createCredentials } from './internal/credentials.js';
 import { explainFailedConnect } from './internal/http1-probe.js';
+import { type EncodedInferRequest, encodeForCall, joinChunks } from './internal/infer-request-writer.js';
 import {
   checkRequestedOutputs,
   fromModelInferResponse,
   parseModelInferResponse,
-  serializeInferRequest,
   sharedMemoryOutputs,
-  toModelInferRequest,
 } from './internal/infer-wire.js';
 import { loadGrpc } from './internal/lazy-modules.js';
 import { explainLostMessage, lostMessage } from './internal/lost-message.js';
+import { grpcOneRequestStream, readStream } from './internal/read-stream.js';
 import { SharedMemoryStager } from './internal/shm-stager.js';
 import { RPC_SERVICE, startRpcSpan } from './internal/tracing.js';
-import { classifyStreamError } from './internal/triton-messages.js';
 import { channelTarget, type Endpoint, parseEndpoint, type ResolvedGrpcTransportOptions } from './options.js';
 import type { Parameters } from './parameters.js';
-import { inSharedMemory } from './tensor.js';
 import type { CallOptions, InferRequest, InferResponse, InferTransport } from './transport.js';
 
 type Serialize<T> = (value: T) => Buffer;
@@ -52,6 +53,8 @@ export interface StreamCall {
 type Deserialize<T> = (bytes: Buffer) => T;
 
 const identityBuffer = (value: Buffer) => value;
+/** What every ModelStreamInfer request asks for: Triton's empty final response, to know the end. */
+const STREAM_PARAMETERS: Parameters = { triton_enable_empty_final_response: true };
 
 function methodPath(name: string): string {
   return `/${RPC_SERVICE}/${name}`;
@@ -68,6 +71,8 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   /** The automatic shared-memory path, when `enableGpuIpc` is on. */
   readonly sharedMemory: SharedMemoryStager | undefined;
   private readonly client: grpc.Client;
+  /** The lean node:http2 client that carries inference when `engine` is "http2". */
+  private readonly h2: H2Engine | undefined;
   private readonly options: ResolvedGrpcTransportOptions;
   private readonly target: string;
   private closed = false;
@@ -80,30 +85,22 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     this.endpoint = this.endpoints[0] as Endpoint;
     this.target = channelTarget(this.endpoints);
     const secure = options.tls !== undefined && options.tls !== false ? true : this.endpoint.secure;
-    const channelOptions: grpc.ChannelOptions = {
-      'grpc.default_compression_algorithm': { none: 0, deflate: 1, gzip: 2 }[options.compression],
-      'grpc.max_send_message_length': options.maxMessageBytes,
-      'grpc.max_receive_message_length': options.maxMessageBytes,
-      'grpc.keepalive_time_ms': options.keepalive.timeMs,
-      'grpc.keepalive_timeout_ms': options.keepalive.timeoutMs,
-      'grpc.keepalive_permit_without_calls': options.keepalive.permitWithoutCalls ? 1 : 0,
-      ...options.channelOptions,
-    };
-    if (typeof options.tls === 'object' && options.tls.serverName !== undefined) {
-      channelOptions['grpc.ssl_target_name_override'] = options.tls.serverName;
-      channelOptions['grpc.default_authority'] = options.tls.serverName;
-    }
-    if (this.endpoints.length > 1) {
-      channelOptions['grpc.service_config'] = JSON.stringify({
-        loadBalancingConfig: [{ [options.loadBalancing]: {} }],
-      });
-    }
+    const channelOptions = grpcChannelOptions(options, this.endpoints.length);
     this.client = new (loadGrpc().Client)(
       this.target,
       createCredentials(secure, options.tls),
       channelOptions,
     );
     this.sharedMemory = options.enableGpuIpc ? new SharedMemoryStager(this, options.sharedMemory) : undefined;
+    this.h2 =
+      options.engine === 'http2'
+        ? new H2Engine(this.endpoints, {
+            secure,
+            tls: options.tls,
+            keepalive: options.keepalive,
+            compression: options.compression,
+          })
+        : undefined;
   }
 
   /** The channel's connectivity now; `connect: true` also dials when idle (see connectivity.ts). */
@@ -125,23 +122,31 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
 
   private metadata(options: CallOptions): grpc.Metadata {
     const metadata = new (loadGrpc().Metadata)();
-    if (this.options.accessToken !== undefined) {
-      metadata.set(`triton-grpc-protocol-${this.options.accessHeader}`, this.options.accessToken);
-    }
-    for (const [key, value] of Object.entries(this.options.headers)) metadata.set(key, value);
-    if (options.headers) {
-      assertSafeHeaders(options.headers, 'call headers');
-      for (const [key, value] of Object.entries(options.headers)) metadata.set(key, value);
-    }
+    this.eachHeader(options, (key, value) => metadata.set(key, value));
     return metadata;
   }
 
-  private deadline(options: CallOptions): grpc.CallOptions {
+  private eachHeader(options: CallOptions, set: (key: string, value: string) => void): void {
+    if (this.options.accessToken !== undefined) {
+      set(`triton-grpc-protocol-${this.options.accessHeader}`, this.options.accessToken);
+    }
+    for (const [key, value] of Object.entries(this.options.headers)) set(key.toLowerCase(), value);
+    if (options.headers) {
+      assertSafeHeaders(options.headers, 'call headers');
+      for (const [key, value] of Object.entries(options.headers)) set(key.toLowerCase(), value);
+    }
+  }
+
+  private timeoutOf(options: CallOptions): number | undefined {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
-    if (timeoutMs === undefined) return {};
-    if (!(timeoutMs > 0))
+    if (timeoutMs !== undefined && !(timeoutMs > 0))
       throw new InfergateError(ErrorCode.InvalidArgument, `timeoutMs must be positive, got ${timeoutMs}`);
-    return { deadline: Date.now() + timeoutMs };
+    return timeoutMs;
+  }
+
+  private deadline(options: CallOptions): grpc.CallOptions {
+    const timeoutMs = this.timeoutOf(options);
+    return timeoutMs === undefined ? {} : { deadline: Date.now() + timeoutMs };
   }
 
   private ensureOpen(): void {
@@ -220,25 +225,21 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     );
   }
 
+  /**
+   * The ModelInferRequest as chunks (large tensors not copied), `reserve` bytes left at the start
+   * of the first one for a frame header; refused over `maxMessageBytes`.
+   */
+  encodeInferChunks(
+    request: InferRequest,
+    options: CallOptions,
+    extra?: Parameters,
+    reserve = 0,
+  ): EncodedInferRequest {
+    return encodeForCall(request, options, extra, reserve, this.options.maxMessageBytes, this.address);
+  }
+
   private encodeInfer(request: InferRequest, options: CallOptions, extra?: Parameters): Buffer {
-    const parameters = callParameters(request, options);
-    const message: ModelInferRequest = toModelInferRequest(
-      request,
-      parameters || extra ? { ...parameters, ...extra } : undefined,
-    );
-    // raw_input_contents holds one entry per input that is not in shared memory, in order.
-    const bytes = serializeInferRequest(
-      message,
-      request.inputs.filter((input) => !inSharedMemory(input)).map((input) => input.raw),
-    );
-    // grpc-js would refuse it too, but as a retryable RESOURCE_EXHAUSTED that a router would fail over.
-    if (bytes.byteLength > this.options.maxMessageBytes) {
-      throw messageTooLarge('request', bytes.byteLength, this.options.maxMessageBytes, {
-        model: request.model,
-        endpoint: this.address,
-      });
-    }
-    return bytes;
+    return joinChunks(this.encodeInferChunks(request, options, extra));
   }
 
   async infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
@@ -263,20 +264,25 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
 
   private inferOnce(request: InferRequest, options: CallOptions): Promise<InferResponse> {
     const context = { model: request.model, ...(request.id ? { requestId: request.id } : {}) };
-    let bytes: Buffer;
+    let sent: Promise<ModelInferResponse>;
     try {
-      bytes = this.encodeInfer(request, options);
+      sent = this.h2
+        ? inferOverH2(this.h2, this.h2Site, this.h2Request(request, options), request.model, {
+            endpoint: this.address,
+            ...context,
+          })
+        : this.call(
+            GRPCInferenceService.method.modelInfer.name,
+            identityBuffer,
+            parseModelInferResponse,
+            this.encodeInfer(request, options),
+            options,
+            context,
+          );
     } catch (error) {
       return Promise.reject(InfergateError.from(error, ErrorCode.InvalidArgument));
     }
-    return this.call(
-      GRPCInferenceService.method.modelInfer.name,
-      identityBuffer,
-      parseModelInferResponse,
-      bytes,
-      options,
-      context,
-    ).then(
+    return sent.then(
       (message) => {
         const response = fromModelInferResponse(message, sharedMemoryOutputs(request));
         checkRequestedOutputs(request, response);
@@ -288,6 +294,23 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
           : error;
       },
     );
+  }
+
+  /** The request for the http2 engine: frame header in front, large tensors as their own chunks. */
+  private h2Request(request: InferRequest, options: CallOptions, extra?: Parameters): H2Request {
+    this.ensureOpen();
+    const encoded = this.encodeInferChunks(request, options, extra, 5);
+    writeFrameHeader(encoded.chunks[0] as Uint8Array, 0, encoded.byteLength);
+    const headers: Record<string, string> = {};
+    this.eachHeader(options, (key, value) => {
+      headers[key] = value;
+    });
+    return { chunks: encoded.chunks, headers, timeoutMs: this.timeoutOf(options), signal: options.signal };
+  }
+
+  private get h2Site() {
+    const { tracing, maxMessageBytes } = this.options;
+    return { endpoint: this.endpoint, endpoints: this.endpoints, tracing, maxMessageBytes };
   }
 
   /**
@@ -342,7 +365,7 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
 
   /** Serializes a request for ModelStreamInfer, asking for Triton's empty final response. */
   encodeStreamRequest(request: InferRequest, options: CallOptions): Buffer {
-    return this.encodeInfer(request, options, { triton_enable_empty_final_response: true });
+    return this.encodeInfer(request, options, STREAM_PARAMETERS);
   }
 
   /**
@@ -357,40 +380,13 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     };
     const { signal } = options;
     if (signal?.aborted) throw abortError(signal, context);
-    const bytes = this.encodeStreamRequest(request, options);
     const bound = sharedMemoryOutputs(request);
-    const stream = this.openStreamCall(options, request.model);
-    const { call } = stream;
-    let failure: InfergateError | undefined;
-    let finished = false;
-    try {
-      call.write(bytes);
-      call.end();
-      let final = false;
-      for await (const message of call as AsyncIterable<ModelStreamInferResponse>) {
-        if (message.errorMessage !== '') throw classifyStreamError(message.errorMessage, context);
-        if (message.inferResponse === undefined) continue;
-        const response = fromModelInferResponse(message.inferResponse, bound);
-        final = response.parameters.triton_final_response === true;
-        if (response.outputs.length > 0 || !final) yield response;
-        if (final) break;
-      }
-      // We ask for Triton's final-response flag: a stream that closes without it was cut short.
-      if (!final) {
-        throw new InfergateError(
-          ErrorCode.Unavailable,
-          'the stream ended before the final response (triton_final_response)',
-          context,
-        );
-      }
-      finished = true;
-    } catch (error) {
-      failure = await explainFailedConnect(this.streamError(error, signal, context), this.endpoints);
-      throw failure;
-    } finally {
-      if (!finished) call.cancel();
-      stream.end(failure);
-    }
+    const stream = this.h2
+      ? streamOverH2(this.h2, this.h2Site, this.h2Request(request, options, STREAM_PARAMETERS), request.model)
+      : grpcOneRequestStream(this, request, options);
+    yield* readStream(stream, bound, context, async (error) =>
+      explainFailedConnect(this.streamError(error, signal, context), this.endpoints),
+    );
   }
 
   /**
@@ -401,6 +397,7 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     if (this.closed) return;
     await this.sharedMemory?.close();
     this.closed = true;
+    this.h2?.close();
     this.client.close();
   }
 }

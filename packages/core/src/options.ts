@@ -43,6 +43,13 @@ function buildClientOptionsSchema(z: ZodNamespace) {
         .optional(),
       /** How grpc-js spreads calls over several endpoints. @default "round_robin" */
       loadBalancing: z.enum(['round_robin', 'pick_first']).default('round_robin'),
+      /**
+       * What carries inference (ModelInfer, and ModelStreamInfer for `stream()`): `grpc-js`, or
+       * `http2`, a lean gRPC client on `node:http2` (decision 0017). Management calls and stream
+       * sessions use grpc-js either way; with several urls, `http2` spreads calls round-robin.
+       * @default "grpc-js"
+       */
+      engine: z.enum(['grpc-js', 'http2']).default('grpc-js'),
       /** Compress requests (responses follow the server's choice). @default "none" */
       compression: z.enum(['none', 'deflate', 'gzip']).default('none'),
       /**
@@ -161,6 +168,7 @@ export function parseGrpcTransportOptions(options: unknown, what: string): Resol
   if (resolved.url === undefined) {
     throw new InfergateError(ErrorCode.InvalidArgument, `invalid ${what}: url: required`);
   }
+
   return resolved as ResolvedGrpcTransportOptions;
 }
 

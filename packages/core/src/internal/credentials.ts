@@ -11,7 +11,7 @@ interface TlsFiles {
 }
 
 /** PEM text or a Buffer is used as is; any other string is read as a file path. */
-function loadPem(value: Pem | undefined, what: string): Buffer | null {
+export function loadPem(value: Pem | undefined, what: string): Buffer | null {
   if (value === undefined) return null;
   if (typeof value !== 'string') return Buffer.from(value);
   if (value.includes('-----BEGIN')) return Buffer.from(value);

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { bf16BitsToFloat, floatToBf16Bits, floatToHalfBits, halfBitsToFloat } from './half.js';
+import {
+  bf16BitsToFloat,
+  float32BitsToHalfBits,
+  floatToBf16Bits,
+  floatToHalfBits,
+  halfBitsToFloat,
+} from './half.js';
 
 describe('FP16', () => {
   it('converts exact values both ways', () => {
@@ -51,5 +57,30 @@ describe('FP16 from doubles', () => {
     expect(floatToHalfBits(-(1 + 2 ** -11 + 2 ** -30))).toBe(0xbc01);
     // subnormal tie broken by the double's tail
     expect(floatToHalfBits(2 ** -25 + 2 ** -60)).toBe(0x0001);
+  });
+});
+
+describe('float32BitsToHalfBits', () => {
+  it('rounds every float32 as floatToHalfBits does (random bit patterns plus every exponent edge)', () => {
+    const bits = new Uint32Array(1);
+    const value = new Float32Array(bits.buffer);
+    const wrong: number[] = [];
+    const check = (pattern: number) => {
+      bits[0] = pattern;
+      if (float32BitsToHalfBits(pattern) !== floatToHalfBits(value[0] as number)) wrong.push(pattern);
+    };
+    // Around every float32 exponent, the halfway points of half's mantissa: where rounding decides.
+    for (let exponent = 0; exponent < 256; exponent++) {
+      for (const mantissa of [0, 1, 0xfff, 0x1000, 0x1001, 0x2000, 0x3000, 0x7fffff, 0x400000, 0x7ff000]) {
+        check((exponent << 23) | mantissa);
+        check(((exponent << 23) | mantissa | 0x80000000) >>> 0);
+      }
+    }
+    let seed = 12345;
+    for (let i = 0; i < 200_000; i++) {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      check(seed);
+    }
+    expect(wrong).toEqual([]);
   });
 });

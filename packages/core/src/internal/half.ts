@@ -61,3 +61,28 @@ export function bf16BitsToFloat(bits: number): number {
   u32[0] = (bits & 0xffff) << 16;
   return f32[0] as number;
 }
+
+/**
+ * floatToHalfBits for a value that is already a float32, from its bits: no double can sit between
+ * float32s, so there is no sticky bit, and integer work alone rounds it (ties to even).
+ */
+export function float32BitsToHalfBits(bits: number): number {
+  const sign = (bits >>> 16) & 0x8000;
+  const exponent = (bits >>> 23) & 0xff;
+  let mantissa = bits & 0x7fffff;
+  if (exponent === 0xff) return sign | 0x7c00 | (mantissa !== 0 ? 0x200 | (mantissa >>> 13) : 0);
+  const halfExponent = exponent - 112;
+  if (halfExponent >= 0x1f) return sign | 0x7c00;
+  if (halfExponent <= 0) {
+    if (halfExponent < -10) return sign;
+    mantissa |= 0x800000;
+    const shift = 14 - halfExponent;
+    const half = mantissa >>> shift;
+    const remainder = mantissa & ((1 << shift) - 1);
+    const halfway = 1 << (shift - 1);
+    return sign | (half + (remainder > halfway || (remainder === halfway && (half & 1) === 1) ? 1 : 0));
+  }
+  const half = (halfExponent << 10) | (mantissa >>> 13);
+  const remainder = mantissa & 0x1fff;
+  return sign | (half + (remainder > 0x1000 || (remainder === 0x1000 && (half & 1) === 1) ? 1 : 0));
+}

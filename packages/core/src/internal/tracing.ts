@@ -1,14 +1,27 @@
-import type { Metadata } from '@grpc/grpc-js';
 import type { Attributes, Span, TextMapSetter } from '@opentelemetry/api';
 import type { InfergateError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { loadOtel } from './lazy-modules.js';
 
-const metadataSetter: TextMapSetter<Metadata> = {
+/** Where a span's propagated fields go: grpc-js Metadata, or the http2 engine's header record. */
+export interface HeaderCarrier {
+  set(key: string, value: string): void;
+}
+
+const metadataSetter: TextMapSetter<HeaderCarrier> = {
   set(carrier, key, value) {
     carrier.set(key, value);
   },
 };
+
+/** A plain header record as a span carrier. */
+export function headerCarrier(headers: Record<string, string>): HeaderCarrier {
+  return {
+    set(key, value) {
+      headers[key] = value;
+    },
+  };
+}
 
 export const RPC_SERVICE = 'inference.GRPCInferenceService';
 
@@ -26,7 +39,7 @@ export function startRpcSpan(
   enabled: boolean,
   method: string,
   server: { host: string; port: number },
-  metadata: Metadata,
+  metadata: HeaderCarrier,
   extra: Attributes = {},
 ): RpcSpan {
   if (!enabled) return noopSpan;

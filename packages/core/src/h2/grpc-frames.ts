@@ -1,0 +1,164 @@
+// gRPC's length-prefixed messages over an HTTP/2 stream: a 1-byte compressed flag, a 4-byte
+// big-endian length, then the message (https://github.com/grpc/grpc/blob/master/doc/PROTOCOL-HTTP2.md).
+
+/** The 5-byte prefix of an uncompressed message of `length` bytes, written at `target[offset]`. */
+export function writeFrameHeader(target: Uint8Array, offset: number, length: number): void {
+  target[offset] = 0;
+  target[offset + 1] = (length >>> 24) & 0xff;
+  target[offset + 2] = (length >>> 16) & 0xff;
+  target[offset + 3] = (length >>> 8) & 0xff;
+  target[offset + 4] = length & 0xff;
+}
+
+/**
+ * Where the first `raw_output_contents` entry (field 6) of a ModelInferResponse starts, read from the
+ * message's first bytes; -1 if they do not reach it. Fields 1–5 (names, parameters, output metadata)
+ * come first and are small, so the first DATA frame normally holds them.
+ */
+export function firstRawOutputOffset(bytes: Uint8Array, end: number): number {
+  let pos = 0;
+  const varint = (): number => {
+    let value = 0;
+    let scale = 1;
+    for (let i = 0; i < 10; i++) {
+      if (pos >= end) return -1;
+      const byte = bytes[pos++] as number;
+      value += (byte & 0x7f) * scale;
+      if (byte < 0x80) return value;
+      scale *= 128;
+    }
+    return -1;
+  };
+  while (pos < end) {
+    const key = varint();
+    if (key < 0) return -1;
+    const wireType = key % 8;
+    const field = Math.floor(key / 8);
+    if (wireType === 0) {
+      if (varint() < 0) return -1;
+    } else if (wireType === 1) pos += 8;
+    else if (wireType === 5) pos += 4;
+    else if (wireType === 2) {
+      const length = varint();
+      if (length < 0) return -1;
+      if (field === 6) return pos;
+      pos += length;
+    } else return -1;
+  }
+  return -1;
+}
+
+/**
+ * Joins a message received in several DATA frames into one buffer, placed so that its first raw
+ * output starts 8-byte aligned: the usual single-output response then decodes into a typed array
+ * as a view, without the second copy an unaligned offset forces.
+ */
+export function assembleMessage(parts: readonly Uint8Array[], length: number): Buffer {
+  const first = parts[0];
+  const rawOffset = first === undefined ? -1 : firstRawOutputOffset(first, first.byteLength);
+  const backing = Buffer.allocUnsafeSlow(length + 8);
+  const shift = rawOffset < 0 ? 0 : (8 - ((backing.byteOffset + rawOffset) % 8)) % 8;
+  const message = backing.subarray(shift, shift + length);
+  let offset = 0;
+  for (const part of parts) {
+    const take = Math.min(part.byteLength, length - offset);
+    message.set(take === part.byteLength ? part : part.subarray(0, take), offset);
+    offset += take;
+  }
+  return message;
+}
+
+/** Why a frame could not be read (the caller maps it to a gRPC status). */
+export class FrameError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Splits the bytes of a response stream into messages. A message inside one chunk is a view of it
+ * (no copy); one spread over several chunks is assembled once.
+ */
+export class MessageReader {
+  readonly #onMessage: (message: Buffer) => void;
+  readonly #maxBytes: number;
+  #header = Buffer.alloc(5);
+  #headerFilled = 0;
+  #length = -1;
+  #parts: Buffer[] = [];
+  #received = 0;
+
+  constructor(maxBytes: number, onMessage: (message: Buffer) => void) {
+    this.#maxBytes = maxBytes;
+    this.#onMessage = onMessage;
+  }
+
+  /** True between a message's first byte and its last. */
+  get partial(): boolean {
+    return this.#headerFilled > 0 || this.#length >= 0;
+  }
+
+  push(chunk: Buffer): void {
+    let offset = 0;
+    while (offset < chunk.byteLength) {
+      if (this.#length < 0) {
+        // Fast path: the whole prefix is in this chunk.
+        if (this.#headerFilled === 0 && chunk.byteLength - offset >= 5) {
+          this.#begin(chunk[offset] as number, chunk.readUInt32BE(offset + 1));
+          offset += 5;
+        } else {
+          const take = Math.min(5 - this.#headerFilled, chunk.byteLength - offset);
+          chunk.copy(this.#header, this.#headerFilled, offset, offset + take);
+          this.#headerFilled += take;
+          offset += take;
+          if (this.#headerFilled < 5) return;
+          this.#headerFilled = 0;
+          this.#begin(this.#header[0] as number, this.#header.readUInt32BE(1));
+        }
+        if (this.#length === 0) {
+          this.#finish(Buffer.alloc(0));
+          continue;
+        }
+      }
+      const wanted = this.#length - this.#received;
+      const available = chunk.byteLength - offset;
+      if (this.#received === 0 && available >= wanted) {
+        this.#finish(chunk.subarray(offset, offset + wanted));
+        offset += wanted;
+        continue;
+      }
+      const take = Math.min(wanted, available);
+      this.#parts.push(
+        offset === 0 && take === chunk.byteLength ? chunk : chunk.subarray(offset, offset + take),
+      );
+      this.#received += take;
+      offset += take;
+      if (this.#received === this.#length) {
+        const message = assembleMessage(this.#parts, this.#length);
+        this.#parts = [];
+        this.#finish(message);
+      }
+    }
+  }
+
+  #begin(flag: number, length: number): void {
+    if (flag !== 0) {
+      // We never send grpc-accept-encoding, so a compressed message is the server's mistake.
+      throw new FrameError(13, `the server sent a compressed message (flag ${flag}) that was not asked for`);
+    }
+    if (length > this.#maxBytes) {
+      throw new FrameError(8, `Received message larger than max (${length} vs. ${this.#maxBytes})`);
+    }
+    this.#length = length;
+    this.#received = 0;
+  }
+
+  #finish(message: Buffer): void {
+    this.#length = -1;
+    this.#received = 0;
+    this.#onMessage(message);
+  }
+}
