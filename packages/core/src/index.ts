@@ -25,6 +25,7 @@ export { GrpcTransport } from './grpc-transport.js';
 export { assertSafeHeaders } from './header-values.js';
 export type { InferOptions } from './infer-request.js';
 export { buildInferRequest } from './infer-request.js';
+export { lazyInstruments } from './lazy-instruments.js';
 export { networkErrorCode } from './network-errors.js';
 export type {
   ClientOptions,

@@ -83,6 +83,12 @@ export function startChatSpan(options: ChatSpanOptions): ChatSpan {
       if (usage?.inputTokens !== undefined) span.setAttribute('gen_ai.usage.input_tokens', usage.inputTokens);
       if (usage?.outputTokens !== undefined)
         span.setAttribute('gen_ai.usage.output_tokens', usage.outputTokens);
+      if (usage?.cacheReadTokens !== undefined)
+        span.setAttribute('gen_ai.usage.cache_read.input_tokens', usage.cacheReadTokens);
+      if (usage?.cacheWriteTokens !== undefined)
+        span.setAttribute('gen_ai.usage.cache_creation.input_tokens', usage.cacheWriteTokens);
+      if (usage?.reasoningTokens !== undefined)
+        span.setAttribute('gen_ai.usage.reasoning.output_tokens', usage.reasoningTokens);
       if (options.captureContent && result?.text !== undefined) {
         span.setAttribute(
           'gen_ai.output.messages',
