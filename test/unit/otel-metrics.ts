@@ -10,7 +10,7 @@ import {
 
 export interface InMemoryMetrics {
   exporter: InMemoryMetricExporter;
-  /** Exports what was recorded so far and returns every metric by name (cumulative). */
+  /** Exports what was recorded so far and returns every metric by name (cumulative, all scopes merged). */
   collect(): Promise<Map<string, MetricData>>;
   /** The data points of one metric, after `collect()`. */
   points(name: string): Promise<DataPoint<unknown>[]>;
@@ -32,7 +32,17 @@ export function installInMemoryMetrics(): InMemoryMetrics {
     const byName = new Map<string, MetricData>();
     for (const resource of exporter.getMetrics())
       for (const scope of resource.scopeMetrics)
-        for (const metric of scope.metrics) byName.set(metric.descriptor.name, metric);
+        for (const metric of scope.metrics) {
+          // Two scopes may record the same convention's metric (the llm adapters and the chat
+          // router both record gen_ai.client.operation.duration): their points are merged.
+          const seen = byName.get(metric.descriptor.name);
+          if (seen === undefined) byName.set(metric.descriptor.name, metric);
+          else
+            byName.set(metric.descriptor.name, {
+              ...seen,
+              dataPoints: [...seen.dataPoints, ...metric.dataPoints],
+            } as MetricData);
+        }
     return byName;
   };
   return {
