@@ -6,6 +6,7 @@ import {
   metrics,
   type ObservableGauge,
   type ObservableResult,
+  ROOT_CONTEXT,
   type Span,
   SpanKind,
   type Tracer,
@@ -65,12 +66,28 @@ export class BatcherTelemetry {
     });
   }
 
+  /**
+   * The span of one batch, linked to every member's span. A batch of one member is that member's
+   * child; a batch of several is a root of its own: a flush runs in whatever context its timer or
+   * trigger captured, and making the batch a child of that one member would file the other
+   * members' work under a stranger's trace.
+   */
   startBatchSpan(model: string, links: Link[], items: number, rows: number): Span {
-    return this.#tracer.startSpan(`batch ${model}`, {
-      kind: SpanKind.INTERNAL,
-      links,
-      attributes: { 'infergate.model': model, 'infergate.batch.items': items, 'infergate.batch.rows': rows },
-    });
+    const only = links.length === 1 ? links[0] : undefined;
+    return this.#tracer.startSpan(
+      `batch ${model}`,
+      {
+        kind: SpanKind.INTERNAL,
+        links,
+        attributes: {
+          'infergate.model': model,
+          'infergate.batch.items': items,
+          'infergate.batch.rows': rows,
+        },
+        root: only === undefined,
+      },
+      only === undefined ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, only.context),
+    );
   }
 
   batchSent(model: string, items: number, rows: number): void {
