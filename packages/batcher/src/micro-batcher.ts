@@ -55,7 +55,10 @@ export class MicroBatcher implements InferTransport {
     const { tenants, models, getModelConfig, client } = this.options;
     this.#limits = new ModelLimits(models, getModelConfig, client);
     this.#weightOf = (tenant) => tenants[tenant]?.weight ?? 1;
-    this.#telemetry = new BatcherTelemetry(() => ({ items: this.#queuedItems, bytes: this.#queuedBytes }));
+    this.#telemetry = new BatcherTelemetry(
+      () => ({ items: this.#queuedItems, bytes: this.#queuedBytes }),
+      this.options.tracing,
+    );
   }
 
   infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
@@ -194,7 +197,7 @@ export class MicroBatcher implements InferTransport {
         bytes: call.bytes,
         enqueuedAt,
         deadline: options.timeoutMs === undefined ? undefined : enqueuedAt + options.timeoutMs,
-        link: trace.getActiveSpan()?.spanContext(),
+        link: this.#telemetry.enabled ? trace.getActiveSpan()?.spanContext() : undefined,
         resolve,
         reject,
       });

@@ -16,6 +16,7 @@ describe('micro-batcher options', () => {
       tenants: {},
       models: {},
       maxBisectRpcs: 32,
+      tracing: true,
     });
   });
 
