@@ -51,6 +51,7 @@ export type {
   UnloadModelOptions,
 } from './repository.js';
 export { InferResult, OutputTensor } from './result.js';
+export { sdkTracer } from './sdk-tracer.js';
 export type { SequenceOptions } from './sequence.js';
 export { newSequenceId, Sequence } from './sequence.js';
 export type { LogSettings, TraceSettings, TraceSettingsOptions, TraceSettingsUpdate } from './settings.js';

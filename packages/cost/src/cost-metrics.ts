@@ -61,7 +61,7 @@ export class CostMetrics {
     lines: readonly { budget: string; line: string; remainingUsd?: number | undefined }[],
   ): void {
     this.#held.add(reservation);
-    instruments().reservations.add(1);
+    instruments()?.reservations.add(1);
     for (const { budget, line, remainingUsd } of lines) {
       if (remainingUsd === undefined) continue;
       if (this.#rooms.size >= MAX_LINES && !this.#rooms.has(line)) this.#rooms.clear();
@@ -73,7 +73,7 @@ export class CostMetrics {
   finished(reservation: Reservation): void {
     if (!this.#held.has(reservation)) return;
     this.#held.delete(reservation);
-    instruments().reservations.add(-1);
+    instruments()?.reservations.add(-1);
   }
 
   spent(
@@ -82,6 +82,8 @@ export class CostMetrics {
     model: string | undefined,
     provider: string | undefined,
   ): void {
+    const recording = instruments();
+    if (recording === undefined) return;
     const id = `${this.#byTenant ? (tenant ?? '') : ''}\u0001${model ?? ''}\u0001${provider ?? ''}`;
     let attributes = this.#spentAttributes.get(id);
     if (attributes === undefined) {
@@ -92,7 +94,7 @@ export class CostMetrics {
       if (this.#spentAttributes.size >= MAX_LINES) this.#spentAttributes.clear();
       this.#spentAttributes.set(id, attributes);
     }
-    instruments().spent.add(usd, attributes);
+    recording.spent.add(usd, attributes);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { InfergateError, lazyInstruments } from '@infergate/core';
+import { InfergateError, lazyInstruments, sdkTracer } from '@infergate/core';
 import {
   type Attributes,
   type Context,
@@ -66,13 +66,14 @@ export function startRequestTelemetry(
   response: HttpResponse,
 ): RequestTelemetry {
   if (!enabled) return { ...OFF, context: context.active() };
+  const tracer = sdkTracer(SCOPE, VERSION);
   const started = performance.now();
   const method = request.method ?? 'GET';
   let active = context.active();
   let own: Span | undefined;
-  if (trace.getSpan(active)?.isRecording() !== true) {
+  if (tracer !== undefined && trace.getSpan(active)?.isRecording() !== true) {
     active = propagation.extract(active, request, headerGetter);
-    own = trace.getTracer(SCOPE, VERSION).startSpan(
+    own = tracer.startSpan(
       method,
       {
         kind: SpanKind.SERVER,
@@ -96,22 +97,21 @@ export function startRequestTelemetry(
       if (status >= 500) own.setStatus({ code: SpanStatusCode.ERROR });
       own.end();
     }
-    const { requests, duration } = instruments();
-    requests.add(1, attributes);
-    duration.record((performance.now() - started) / 1000, attributes);
+    const recording = instruments();
+    recording?.requests.add(1, attributes);
+    recording?.duration.record((performance.now() - started) / 1000, attributes);
   };
   response.once('finish', end);
   response.once('close', end);
   return {
     context: active,
     async budget(tenant, run) {
-      const span = trace
-        .getTracer(SCOPE, VERSION)
-        .startSpan(
-          'infergate.budget',
-          { kind: SpanKind.INTERNAL, attributes: { 'infergate.tenant': tenant } },
-          context.active(),
-        );
+      if (tracer === undefined) return run();
+      const span = tracer.startSpan(
+        'infergate.budget',
+        { kind: SpanKind.INTERNAL, attributes: { 'infergate.tenant': tenant } },
+        context.active(),
+      );
       try {
         return await context.with(trace.setSpan(context.active(), span), run);
       } catch (error) {

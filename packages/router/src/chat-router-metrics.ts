@@ -29,7 +29,7 @@ export class ChatRouterMetrics {
   }
 
   async chat<R extends { model: string }>(model: string, run: () => Promise<R>): Promise<R> {
-    if (!this.#enabled) return run();
+    if (!this.#enabled || routerInstruments() === undefined) return run();
     const started = performance.now();
     const attributes = this.#attributes(model);
     try {
@@ -40,12 +40,12 @@ export class ChatRouterMetrics {
       attributes['error.type'] = InfergateError.from(error).code;
       throw error;
     } finally {
-      routerInstruments().chatDuration.record((performance.now() - started) / 1000, attributes);
+      routerInstruments()?.chatDuration.record((performance.now() - started) / 1000, attributes);
     }
   }
 
   stream(model: string, events: AsyncIterable<ChatStreamEvent>): AsyncIterable<ChatStreamEvent> {
-    if (!this.#enabled) return events;
+    if (!this.#enabled || routerInstruments() === undefined) return events;
     return this.#measured(model, events);
   }
 
@@ -54,15 +54,15 @@ export class ChatRouterMetrics {
     const base = this.#attributes(model);
     // Chunks are recorded with `base`; what is learnt later goes on the final duration's own copy.
     const attributes: Attributes = { ...base };
-    const { firstChunk, perChunk } = routerInstruments();
+    const recording = routerInstruments();
     let last: number | undefined;
     let completed = false;
     try {
       for await (const event of events) {
         if (event.type === 'text-delta') {
           const now = performance.now();
-          if (last === undefined) firstChunk.record((now - started) / 1000, base);
-          else perChunk.record((now - last) / 1000, base);
+          if (last === undefined) recording?.firstChunk.record((now - started) / 1000, base);
+          else recording?.perChunk.record((now - last) / 1000, base);
           last = now;
         } else if (event.type === 'finish' && event.model !== '') {
           attributes['gen_ai.response.model'] = event.model;
@@ -76,7 +76,7 @@ export class ChatRouterMetrics {
     } finally {
       // A consumer that leaves early cancelled the call.
       if (!completed && attributes['error.type'] === undefined) attributes['error.type'] = 'CANCELLED';
-      routerInstruments().chatDuration.record((performance.now() - started) / 1000, attributes);
+      routerInstruments()?.chatDuration.record((performance.now() - started) / 1000, attributes);
     }
   }
 }

@@ -1,5 +1,6 @@
-import type { InfergateError } from '@infergate/core';
+import { type InfergateError, sdkTracer } from '@infergate/core';
 import {
+  type Attributes,
   context,
   INVALID_SPAN_CONTEXT,
   type Span,
@@ -36,7 +37,8 @@ const OFF: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 export class RouterTelemetry implements ObservedRouter {
   readonly name: string;
   readonly #enabled: boolean;
-  readonly #tracer = trace.getTracer(SCOPE, VERSION);
+  /** Attempt counter attributes by target and outcome: a router has few of each. */
+  readonly #attemptAttributes = new Map<string, Map<string, Attributes>>();
   readonly #targets: () => Iterable<{ readonly breaker: Breaker; readonly cooling: TargetCooling }>;
 
   constructor(
@@ -55,8 +57,9 @@ export class RouterTelemetry implements ObservedRouter {
   }
 
   startAttempt(target: string, attempt: number): Span {
-    if (!this.#enabled) return OFF;
-    return this.#tracer.startSpan('infergate.router.attempt', {
+    const tracer = this.#enabled ? sdkTracer(SCOPE, VERSION) : undefined;
+    if (tracer === undefined) return OFF;
+    return tracer.startSpan('infergate.router.attempt', {
       kind: SpanKind.INTERNAL,
       attributes: {
         'infergate.router': this.name,
@@ -68,32 +71,43 @@ export class RouterTelemetry implements ObservedRouter {
 
   /** Runs an attempt with its span active. */
   inAttempt<R>(span: Span, run: () => Promise<R>): Promise<R> {
-    if (!this.#enabled) return run();
+    if (span === OFF) return run();
     return context.with(trace.setSpan(context.active(), span), run);
   }
 
   /** Ends an attempt's span and counts the attempt by outcome. */
   attemptEnded(target: string, outcome: AttemptOutcome, span: Span, error?: InfergateError): void {
     if (!this.#enabled) return;
-    span.setAttribute('infergate.outcome', outcome);
-    if (error !== undefined) {
-      span.setAttribute('infergate.error_code', error.code);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+    if (span !== OFF) {
+      span.setAttribute('infergate.outcome', outcome);
+      if (error !== undefined) {
+        span.setAttribute('infergate.error_code', error.code);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+      }
+      span.end();
     }
-    span.end();
-    routerInstruments().attempts.add(
-      1,
-      cachedAttributes(`a\u0001${this.name}\u0001${target}\u0001${outcome}`, () => ({
+    const recording = routerInstruments();
+    if (recording === undefined) return;
+    let byOutcome = this.#attemptAttributes.get(target);
+    if (byOutcome === undefined) {
+      byOutcome = new Map();
+      this.#attemptAttributes.set(target, byOutcome);
+    }
+    let attributes = byOutcome.get(outcome);
+    if (attributes === undefined) {
+      attributes = {
         'infergate.router': this.name,
         'infergate.target': target,
         'infergate.outcome': outcome,
-      })),
-    );
+      };
+      byOutcome.set(outcome, attributes);
+    }
+    recording.attempts.add(1, attributes);
   }
 
   fallback(from: string, to: string, reason: ErrorClass): void {
     if (!this.#enabled) return;
-    routerInstruments().fallbacks.add(
+    routerInstruments()?.fallbacks.add(
       1,
       cachedAttributes(`f\u0001${this.name}\u0001${from}\u0001${to}\u0001${reason}`, () => ({
         'infergate.router': this.name,
@@ -112,7 +126,7 @@ export class RouterTelemetry implements ObservedRouter {
       'infergate.breaker.from': from.kind,
       'infergate.breaker.to': to.kind,
     };
-    routerInstruments().transitions.add(1, attributes);
+    routerInstruments()?.transitions.add(1, attributes);
     (span ?? trace.getActiveSpan())?.addEvent('infergate.breaker.state_change', attributes);
   }
 

@@ -1,4 +1,4 @@
-import { lazyInstruments } from '@infergate/core';
+import { lazyInstruments, sdkTracer } from '@infergate/core';
 import {
   type Attributes,
   INVALID_SPAN_CONTEXT,
@@ -7,7 +7,6 @@ import {
   ROOT_CONTEXT,
   type Span,
   SpanKind,
-  type Tracer,
   trace,
 } from '@opentelemetry/api';
 import type { MicroBatcherStats } from '../stats.js';
@@ -61,7 +60,6 @@ const instruments = lazyInstruments(SCOPE, VERSION, (meter) => {
  */
 export class BatcherTelemetry {
   readonly #enabled: boolean;
-  readonly #tracer: Tracer = trace.getTracer(SCOPE, VERSION);
   readonly #queued: () => { items: number; bytes: number };
   readonly #counters = {
     batches: 0,
@@ -98,9 +96,10 @@ export class BatcherTelemetry {
    * members' work under a stranger's trace.
    */
   startBatchSpan(model: string, links: Link[], items: number, rows: number): Span {
-    if (!this.#enabled) return OFF;
+    const tracer = this.#enabled ? sdkTracer(SCOPE, VERSION) : undefined;
+    if (tracer === undefined) return OFF;
     const only = links.length === 1 ? links[0] : undefined;
-    return this.#tracer.startSpan(
+    return tracer.startSpan(
       `batch ${model}`,
       {
         kind: SpanKind.INTERNAL,
@@ -122,15 +121,15 @@ export class BatcherTelemetry {
     counters.items += items;
     counters.rows += rows;
     counters.inFlight += 1;
-    if (!this.#enabled) return;
-    const { inFlight, batchRows } = instruments();
-    inFlight.add(1, { 'infergate.model': model });
-    batchRows.record(rows, { 'infergate.model': model });
+    const recording = this.#enabled ? instruments() : undefined;
+    if (recording === undefined) return;
+    recording.inFlight.add(1, { 'infergate.model': model });
+    recording.batchRows.record(rows, { 'infergate.model': model });
   }
 
   batchDone(model: string): void {
     this.#counters.inFlight -= 1;
-    if (this.#enabled) instruments().inFlight.add(-1, { 'infergate.model': model });
+    if (this.#enabled) instruments()?.inFlight.add(-1, { 'infergate.model': model });
   }
 
   rpcSent(): void {
@@ -142,15 +141,16 @@ export class BatcherTelemetry {
   }
 
   queueWait(model: string, waitedMs: number): void {
-    if (this.#enabled) instruments().queueWait.record(waitedMs, { 'infergate.model': model });
+    if (this.#enabled) instruments()?.queueWait.record(waitedMs, { 'infergate.model': model });
   }
 
   rejected(reason: string, model: string): void {
     const rejections = this.#counters.rejections;
     rejections[reason] = (rejections[reason] ?? 0) + 1;
-    if (!this.#enabled) return;
+    const recording = this.#enabled ? instruments() : undefined;
+    if (recording === undefined) return;
     const attributes: Attributes = { 'infergate.model': model, reason };
-    instruments().rejections.add(1, attributes);
+    recording.rejections.add(1, attributes);
   }
 
   snapshot(queued: { items: number; bytes: number }): MicroBatcherStats {

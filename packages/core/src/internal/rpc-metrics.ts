@@ -27,7 +27,8 @@ export const GRPC_STATUS_NAMES: readonly string[] = [
 // Bucket advice from the RPC conventions (seconds); the old millisecond metric gets the same edges ×1000.
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 
-const instruments = lazyInstruments('@infergate/core', VERSION, (meter) => ({
+/** The RPC duration histograms, or undefined while no MeterProvider is registered. */
+export const rpcInstruments = lazyInstruments('@infergate/core', VERSION, (meter) => ({
   /** The conventions up to v1.37: milliseconds. */
   old: meter.createHistogram('rpc.client.duration', {
     description: 'Duration of outbound RPCs',
@@ -83,7 +84,9 @@ function attributesOf(outcome: RpcOutcome, set: 'old' | 'stable'): Attributes {
 
 /** Records one finished unary RPC's duration in the metric(s) the semantic-convention setting asks for. */
 export function recordRpcDuration(semconv: RpcSemconv, outcome: RpcOutcome, durationMs: number): void {
-  const { old, stable } = instruments();
+  const recording = rpcInstruments();
+  if (recording === undefined) return;
+  const { old, stable } = recording;
   if (semconv.old) old.record(durationMs, attributesOf(outcome, 'old'));
   if (semconv.stable) stable.record(durationMs / 1000, attributesOf(outcome, 'stable'));
 }

@@ -1,9 +1,10 @@
 import type { Metadata } from '@grpc/grpc-js';
 import type { Attributes, Span, TextMapSetter } from '@opentelemetry/api';
 import type { InfergateError } from '../errors.js';
+import { sdkTracer } from '../sdk-tracer.js';
 import { VERSION } from '../version.js';
 import { loadOtel } from './lazy-modules.js';
-import { GRPC_STATUS_NAMES, recordRpcDuration } from './rpc-metrics.js';
+import { GRPC_STATUS_NAMES, recordRpcDuration, rpcInstruments } from './rpc-metrics.js';
 import { rpcSemconv } from './semconv-stability.js';
 
 const metadataSetter: TextMapSetter<Metadata> = {
@@ -39,37 +40,49 @@ export function startRpcSpan(
 ): RpcSpan {
   if (!enabled) return noopSpan;
   const { context, propagation, SpanKind, SpanStatusCode, trace } = loadOtel();
+  const tracer = sdkTracer('@infergate/core', VERSION);
+  const measured = method !== STREAMING_METHOD && rpcInstruments() !== undefined;
+  if (tracer === undefined) {
+    // No SDK: no span to record. A propagator registered on its own still carries the caller's context.
+    propagation.inject(context.active(), metadata, metadataSetter);
+    if (!measured) return noopSpan;
+  }
   const semconv = rpcSemconv();
   const fullMethod = `${RPC_SERVICE}/${method}`;
-  const tracer = trace.getTracer('@infergate/core', VERSION);
-  const parent = context.active();
-  const attributes: Attributes = { 'server.address': server.host, 'server.port': server.port, ...extra };
-  if (semconv.old) {
-    attributes['rpc.system'] = 'grpc';
-    attributes['rpc.service'] = RPC_SERVICE;
-    attributes['rpc.method'] = method;
+  let span: Span | undefined;
+  if (tracer !== undefined) {
+    const parent = context.active();
+    const attributes: Attributes = { 'server.address': server.host, 'server.port': server.port, ...extra };
+    if (semconv.old) {
+      attributes['rpc.system'] = 'grpc';
+      attributes['rpc.service'] = RPC_SERVICE;
+      attributes['rpc.method'] = method;
+    }
+    if (semconv.stable) {
+      attributes['rpc.system.name'] = 'grpc';
+      // The one key both sets share: the current, fully qualified form wins under `rpc/dup`.
+      attributes['rpc.method'] = fullMethod;
+    }
+    span = tracer.startSpan(fullMethod, { kind: SpanKind.CLIENT, attributes }, parent);
+    propagation.inject(trace.setSpan(parent, span), metadata, metadataSetter);
   }
-  if (semconv.stable) {
-    attributes['rpc.system.name'] = 'grpc';
-    // The one key both sets share: the current, fully qualified form wins under `rpc/dup`.
-    attributes['rpc.method'] = fullMethod;
-  }
-  const span: Span = tracer.startSpan(fullMethod, { kind: SpanKind.CLIENT, attributes }, parent);
-  propagation.inject(trace.setSpan(parent, span), metadata, metadataSetter);
-  const started = performance.now();
+  const started = measured ? performance.now() : 0;
   return {
     end(error, grpcStatus) {
       const status = grpcStatus ?? (error ? 2 : 0);
-      if (span.isRecording()) {
-        if (semconv.old) span.setAttribute('rpc.grpc.status_code', status);
-        if (semconv.stable) span.setAttribute('rpc.status_code', GRPC_STATUS_NAMES[status] ?? String(status));
-        if (error) {
-          span.setStatus({ code: SpanStatusCode.ERROR, message: error.rawMessage });
-          span.setAttribute('error.type', error.code);
+      if (span !== undefined) {
+        if (span.isRecording()) {
+          if (semconv.old) span.setAttribute('rpc.grpc.status_code', status);
+          if (semconv.stable)
+            span.setAttribute('rpc.status_code', GRPC_STATUS_NAMES[status] ?? String(status));
+          if (error) {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: error.rawMessage });
+            span.setAttribute('error.type', error.code);
+          }
         }
+        span.end();
       }
-      span.end();
-      if (method !== STREAMING_METHOD) {
+      if (measured) {
         recordRpcDuration(
           semconv,
           { method, fullMethod, host: server.host, port: server.port, status, errorType: error?.code },

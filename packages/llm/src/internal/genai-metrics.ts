@@ -75,16 +75,19 @@ export function startChatMetrics(options: ChatMetricsOptions): ChatMetrics {
   let ended = false;
   return {
     chunk() {
+      const recording = instruments();
+      if (recording === undefined) return;
       const now = performance.now();
-      const { firstChunk, perChunk } = instruments();
-      if (last === undefined) firstChunk.record((now - started) / 1000, base);
-      else perChunk.record((now - last) / 1000, base);
+      if (last === undefined) recording.firstChunk.record((now - started) / 1000, base);
+      else recording.perChunk.record((now - last) / 1000, base);
       last = now;
     },
     end(result, errorType) {
       if (ended) return;
       ended = true;
-      const { duration, tokens } = instruments();
+      const recording = instruments();
+      if (recording === undefined) return;
+      const { duration, tokens } = recording;
       const attributes: Attributes = { ...base };
       if (result?.model !== undefined && result.model !== '')
         attributes['gen_ai.response.model'] = result.model;
