@@ -68,6 +68,8 @@ export type {
   ModelStatistics,
   ResponseStatistics,
 } from './statistics.js';
+export type { StatisticsPoller, StatisticsPollerOptions } from './statistics-poller.js';
+export { createStatisticsPoller } from './statistics-poller.js';
 export { StreamSession } from './stream-session.js';
 export type { CreateRegionOptions } from './system-shared-memory.js';
 export { SHM_DIRECTORY, SystemSharedMemoryRegion } from './system-shared-memory.js';
