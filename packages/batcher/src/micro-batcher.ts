@@ -59,7 +59,10 @@ export class MicroBatcher implements InferTransport {
     this.#limits = new ModelLimits(models, getModelConfig, client);
     this.#weightOf = (tenant) => tenants[tenant]?.weight ?? 1;
     this.#statistics = this.options.getModelStatistics ?? statisticsOf(client);
-    this.#telemetry = new BatcherTelemetry(() => ({ items: this.#queuedItems, bytes: this.#queuedBytes }));
+    this.#telemetry = new BatcherTelemetry(
+      () => ({ items: this.#queuedItems, bytes: this.#queuedBytes }),
+      this.options.tracing,
+    );
   }
 
   infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
@@ -225,7 +228,7 @@ export class MicroBatcher implements InferTransport {
         bytes: call.bytes,
         enqueuedAt,
         deadline: options.timeoutMs === undefined ? undefined : enqueuedAt + options.timeoutMs,
-        link: trace.getActiveSpan()?.spanContext(),
+        link: this.#telemetry.enabled ? trace.getActiveSpan()?.spanContext() : undefined,
         resolve,
         reject,
       });

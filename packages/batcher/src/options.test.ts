@@ -18,6 +18,7 @@ describe('micro-batcher options', () => {
       tenants: {},
       models: {},
       maxBisectRpcs: 32,
+      tracing: true,
     });
   });
 

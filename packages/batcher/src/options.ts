@@ -145,6 +145,8 @@ export const microBatcherOptionsSchema = z
      * once spent, the undecided calls fail with the batch's error. @default 32
      */
     maxBisectRpcs: z.number().int().nonnegative().default(32),
+    /** Batch spans and batcher metrics through @opentelemetry/api (a no-op unless an SDK is registered). @default true */
+    tracing: z.boolean().default(true),
   })
   .strict();
 

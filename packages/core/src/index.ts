@@ -33,6 +33,7 @@ export { GrpcTransport } from './grpc-transport.js';
 export { assertSafeHeaders } from './header-values.js';
 export type { InferOptions } from './infer-request.js';
 export { buildInferRequest } from './infer-request.js';
+export { lazyInstruments } from './lazy-instruments.js';
 export { networkErrorCode } from './network-errors.js';
 export type {
   ClientOptions,
@@ -58,6 +59,7 @@ export type {
   UnloadModelOptions,
 } from './repository.js';
 export { InferResult, OutputTensor } from './result.js';
+export { sdkTracer } from './sdk-tracer.js';
 export type { SequenceOptions } from './sequence.js';
 export { newSequenceId, Sequence } from './sequence.js';
 export type { LogSettings, TraceSettings, TraceSettingsOptions, TraceSettingsUpdate } from './settings.js';
@@ -74,6 +76,8 @@ export type {
   ModelStatistics,
   ResponseStatistics,
 } from './statistics.js';
+export type { StatisticsPoller, StatisticsPollerOptions } from './statistics-poller.js';
+export { createStatisticsPoller } from './statistics-poller.js';
 export { StreamSession } from './stream-session.js';
 export type { CreateRegionOptions } from './system-shared-memory.js';
 export { SHM_DIRECTORY, SystemSharedMemoryRegion } from './system-shared-memory.js';

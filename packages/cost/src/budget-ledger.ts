@@ -13,6 +13,7 @@ import {
 } from './budget-store.js';
 import { windowAt } from './budget-window.js';
 import type { BudgetLimitEvent } from './cost-events.js';
+import type { CostMetrics } from './cost-metrics.js';
 import { abortable, throwIfAborted } from './internal/abortable.js';
 import { formatUsd } from './internal/format-usd.js';
 
@@ -60,6 +61,7 @@ export class BudgetLedger {
   readonly #clock: () => number;
   readonly #ttlMs: number;
   readonly #hooks: LedgerHooks;
+  readonly #metrics: CostMetrics | undefined;
   /** "<line>@<window start>" already reported as past its soft limit by this process. */
   readonly #softReported = new Set<string>();
   readonly #lineCache = new Map<Budget, Map<string, Applied>>();
@@ -70,12 +72,14 @@ export class BudgetLedger {
     clock: () => number;
     ttlMs: number;
     hooks: LedgerHooks;
+    metrics?: CostMetrics | undefined;
   }) {
     this.#store = options.store;
     this.#budgets = options.budgets;
     this.#clock = options.clock;
     this.#ttlMs = options.ttlMs;
     this.#hooks = options.hooks;
+    this.#metrics = options.metrics;
   }
 
   get budgets(): readonly Budget[] {
@@ -143,6 +147,21 @@ export class BudgetLedger {
       this.#softReported.add(memo);
       this.#hooks.softLimit(this.#event(item, state, request, soft));
     }
+    this.#metrics?.reserved(
+      reservation,
+      applied.map((item, i) => {
+        const state = result.lines[i] as LineState;
+        const limit = item.budget.hardLimitUsd;
+        return {
+          budget: item.budget.id,
+          line: item.line.key,
+          remainingUsd:
+            limit === undefined
+              ? undefined
+              : limit - (state.spentNano + state.reservedNano + amountNano) / NANO_PER_USD,
+        };
+      }),
+    );
     return reservation;
   }
 
@@ -194,6 +213,7 @@ export class BudgetLedger {
       entry,
       ...(signal === undefined ? {} : { signal }),
     });
+    this.#metrics?.finished(reservation);
     if (pending instanceof Promise) await abortable(pending, signal);
     this.#hooks.settled(entry);
     return entry;
@@ -202,6 +222,7 @@ export class BudgetLedger {
   async release(reservation: Reservation): Promise<void> {
     if (finished.has(reservation)) return;
     finished.add(reservation);
+    this.#metrics?.finished(reservation);
     const pending = this.#store.release(reservation.id, this.#clock());
     if (pending instanceof Promise) await pending;
   }

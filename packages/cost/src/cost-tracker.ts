@@ -5,7 +5,8 @@ import { parseBudgets } from './budget.js';
 import { BudgetLedger, type Reservation, type SettleDetails } from './budget-ledger.js';
 import type { BudgetStore, SpendEntry } from './budget-store.js';
 import { CostEventEmitter } from './cost-events.js';
-import { recordCostTelemetry } from './cost-telemetry.js';
+import { CostMetrics } from './cost-metrics.js';
+import { recordCostOnSpan } from './cost-telemetry.js';
 import { type GpuCostInput, type GpuPrice, GpuPriceTable, gpuShareUsd } from './gpu-cost.js';
 import { functionSchema } from './internal/tracker-schema.js';
 import { MemoryBudgetStore } from './memory-budget-store.js';
@@ -36,6 +37,12 @@ export interface CostTrackerOptions {
   tracing?: boolean;
   /** @deprecated Use `tracing`; removed in 1.0. */
   telemetry?: boolean;
+  /**
+   * Put the tenant on cost metrics (`infergate.tenant`, and per-line budget gauges). Every tenant
+   * becomes its own time series in the metrics backend: leave it off unless tenants are few and
+   * known. Spans carry the tenant either way. @default false
+   */
+  metricsByTenant?: boolean;
 }
 
 // Checked once per tracker; the prices and budgets inside are checked by their own schemas.
@@ -57,6 +64,7 @@ const trackerOptionsSchema = z.strictObject({
   clock: functionSchema('clock').optional(),
   tracing: z.boolean().optional(),
   telemetry: z.boolean().optional(),
+  metricsByTenant: z.boolean().optional(),
 });
 
 /** Per-call options of reserve/settle: the caller's signal stops the wait for the store. */
@@ -91,6 +99,7 @@ export class CostTracker extends CostEventEmitter {
   readonly #clock: () => number;
   readonly #defaultMaxOutputTokens: number;
   readonly #telemetry: boolean;
+  readonly #metrics: CostMetrics | undefined;
 
   constructor(input: CostTrackerOptions = {}) {
     super();
@@ -99,6 +108,7 @@ export class CostTracker extends CostEventEmitter {
     this.#clock = options.clock ?? Date.now;
     this.#defaultMaxOutputTokens = options.defaultMaxOutputTokens ?? 1024;
     this.#telemetry = options.tracing ?? options.telemetry ?? true;
+    this.#metrics = this.#telemetry ? new CostMetrics(options.metricsByTenant ?? false) : undefined;
     this.prices = new PriceCatalog({
       builtIn: options.builtInPrices ?? true,
       ...(options.prices ? { prices: options.prices } : {}),
@@ -111,6 +121,7 @@ export class CostTracker extends CostEventEmitter {
       budgets: parseBudgets(options.budgets ?? []),
       clock: this.#clock,
       ttlMs: options.reservationTtlMs ?? 120_000,
+      metrics: this.#metrics,
       hooks: {
         softLimit: (event) => this.emit('budget-soft-limit', event),
         exceeded: (event) => this.emit('budget-exceeded', event),
@@ -280,6 +291,7 @@ export class CostTracker extends CostEventEmitter {
   }
 
   async close(): Promise<void> {
+    this.#metrics?.close();
     await this.store.close?.();
   }
 
@@ -297,15 +309,11 @@ export class CostTracker extends CostEventEmitter {
   }
 
   #settled(entry: SpendEntry): void {
-    if (this.#telemetry)
-      recordCostTelemetry({
-        costUsd: entry.costUsd,
-        tenant: entry.tenant,
-        model: entry.model,
-        provider: entry.provider,
-        inputTokens: entry.inputTokens,
-        outputTokens: entry.outputTokens,
-      });
+    if (this.#metrics !== undefined) {
+      recordCostOnSpan(entry.costUsd, entry.tenant);
+      if (entry.costUsd !== null)
+        this.#metrics.spent(entry.costUsd, entry.tenant, entry.model, entry.provider);
+    }
     this.emit('settled', entry);
   }
 }

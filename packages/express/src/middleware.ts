@@ -1,8 +1,10 @@
 import { ErrorCode, InfergateError } from '@infergate/core';
+import { context as otelContext } from '@opentelemetry/api';
 import type { Gateway } from './gateway.js';
 import { type ErrorMappingOptions, sendError } from './http-errors.js';
 import type { Handler, HttpRequest, RequestContext } from './http-types.js';
 import { DEFAULT_REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
+import { startRequestTelemetry } from './request-telemetry.js';
 
 export type TenantResolver =
   | { header: string }
@@ -29,6 +31,12 @@ export interface InfergateMiddlewareOptions<G extends Gateway = Gateway> extends
   budget?: (context: BudgetContext) => Promise<void | (() => void | Promise<void>)>;
   /** Header carrying the caller's request id (echoed as X-Request-Id). @default "x-request-id" */
   requestIdHeader?: string;
+  /**
+   * A server span per request (unless an HTTP instrumentation made one), an `infergate.budget`
+   * span around the budget check, and the `infergate.express.*` metrics, through
+   * @opentelemetry/api (a no-op unless an SDK is registered). @default true
+   */
+  tracing?: boolean;
 }
 
 function header(request: HttpRequest, name: string): string | undefined {
@@ -71,7 +79,9 @@ export function infergate<G extends Gateway>(options: InfergateMiddlewareOptions
     return gateway;
   };
 
+  const tracing = options.tracing ?? true;
   return (request, response, next) => {
+    const telemetry = startRequestTelemetry(tracing, request, response);
     const requestId = requestIdOf(request, requestIdHeader);
     response.setHeader('X-Request-Id', requestId);
     const controller = new AbortController();
@@ -105,7 +115,7 @@ export function infergate<G extends Gateway>(options: InfergateMiddlewareOptions
       }
       cleanup();
     });
-    (async () => {
+    const admit = async () => {
       context.gateway = await getGateway();
       const tenant = (await resolveTenant(request, resolver)) ?? defaultTenant;
       if (tenant === undefined || tenant === '') {
@@ -116,13 +126,19 @@ export function infergate<G extends Gateway>(options: InfergateMiddlewareOptions
       }
       context.tenant = tenant;
       request.infergate = context;
-      if (options.budget) {
-        const release = await options.budget({ tenant, requestId, request });
+      const budget = options.budget;
+      if (budget) {
+        const release = await telemetry.budget(tenant, () => budget({ tenant, requestId, request }));
         if (release) context.cleanup.push(release);
       }
-    })().then(
-      () => next(),
-      (error) => sendError(response, error, requestId, options),
+    };
+    // `next` runs in the request's trace context (its server span active) only if the promise
+    // continuation is attached inside it.
+    otelContext.with(telemetry.context, () =>
+      admit().then(
+        () => next(),
+        (error) => sendError(response, error, requestId, options),
+      ),
     );
   };
 }

@@ -50,6 +50,9 @@ describe('GenAI spans', () => {
       'gen_ai.response.finish_reasons': ['stop'],
       'gen_ai.usage.input_tokens': 3,
       'gen_ai.usage.output_tokens': 4,
+      // OpenAI's usage states cached and reasoning counts (0 here): known, so recorded.
+      'gen_ai.usage.cache_read.input_tokens': 0,
+      'gen_ai.usage.reasoning.output_tokens': 0,
       'server.address': '127.0.0.1',
       'server.port': port,
     });

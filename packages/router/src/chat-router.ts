@@ -1,5 +1,6 @@
 import { type CallOptions, parseOptions } from '@infergate/core';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, ChatStreamEvent } from '@infergate/llm';
+import { ChatRouterMetrics } from './chat-router-metrics.js';
 import { type ChatRouterOptions, chatRouterConfigSchema } from './config.js';
 import { createBreaker } from './create-breaker.js';
 import type { RouteTarget } from './route-engine.js';
@@ -31,6 +32,7 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
   readonly provider = 'router';
   /** The largest window among the targets, when every target states one. */
   readonly contextWindow?: number;
+  readonly #metrics: ChatRouterMetrics;
 
   constructor(config: ChatRouterOptions) {
     const { targets, ...options } = parseOptions(chatRouterConfigSchema, config, 'chat router config');
@@ -43,19 +45,22 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
       cooling: new TargetCooling(),
     }));
     super(list, options);
+    this.#metrics = new ChatRouterMetrics(options.tracing, options.name);
     const windows = list.map((target) => target.contextWindow);
     if (windows.every((window) => window !== undefined)) this.contextWindow = Math.max(...windows);
   }
 
   async chat(request: ChatRequest, options: ChatCallOptions = {}): Promise<ChatResponse> {
-    const { value } = await this.engine.run(options as CallOptions, (target, attemptOptions) =>
-      target.model.chat(requestFor(target, request), attemptOptions),
-    );
-    return value;
+    return this.#metrics.chat(request.model, async () => {
+      const { value } = await this.engine.run(options as CallOptions, (target, attemptOptions) =>
+        target.model.chat(requestFor(target, request), attemptOptions),
+      );
+      return value;
+    });
   }
 
   chatStream(request: ChatRequest, options: ChatCallOptions = {}): AsyncIterable<ChatStreamEvent> {
-    return routedStream(
+    const events = routedStream(
       this.engine,
       options as CallOptions,
       (target, attemptOptions) => target.model.chatStream(requestFor(target, request), attemptOptions),
@@ -64,6 +69,7 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
         events,
       }),
     );
+    return this.#metrics.stream(request.model, events);
   }
 }
 

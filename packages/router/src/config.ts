@@ -112,6 +112,8 @@ const withMethods = <T>(methods: readonly string[], message: string) =>
 export const routerOptionsShape = {
   /** The name spans and metrics carry. @default "router" */
   name: z.string().min(1).default('router'),
+  /** Attempt spans and router metrics through @opentelemetry/api (a no-op unless an SDK is registered). @default true */
+  tracing: z.boolean().default(true),
   /** Where calls go. @default a fallback chain over `targets` in the order listed */
   route: routeNodeSchema.optional(),
   /** Breaker options for every target (a target's own `breaker` overrides them field by field). */

@@ -8,7 +8,6 @@ import {
   NO_SCOPE,
   sleep,
 } from '@infergate/core';
-import { SpanStatusCode } from '@opentelemetry/api';
 import type { Breaker, BreakerPermit } from './breaker.js';
 import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
 import {
@@ -49,7 +48,7 @@ export function createRouteEngine<T extends RouteTarget>(
   options: ResolvedRouterOptions,
   events: RouterEvents,
 ): { engine: RouteEngine<T>; telemetry: RouterTelemetry } {
-  const telemetry = new RouterTelemetry(options.name, () => list.map((target) => target.breaker));
+  const telemetry = new RouterTelemetry(options.name, () => list, options.tracing);
   for (const target of list) {
     target.breaker.on('state-change', ({ from, to }) => {
       events.emit('breaker-state', { target: target.name, from, to });
@@ -153,6 +152,7 @@ export class RouteEngine<T extends RouteTarget> {
             reason: lastClass,
             error: lastError,
           });
+          this.#telemetry.fallback(lastTarget, target.name, lastClass);
         }
         const result = await this.#attempt(call, callScope, target, permit, attempts, attempt, keepOpen);
         if (result.ok) return { value: result.value, handle: result.handle };
@@ -271,7 +271,9 @@ export class RouteEngine<T extends RouteTarget> {
       if (passOn !== undefined) options.timeoutMs = passOn;
     }
     try {
-      const value = await scope.race(run(target, options, handle));
+      const value = await scope.race(
+        this.#telemetry.inAttempt(handle.span, () => run(target, options, handle)),
+      );
       if (!keepOpen) {
         // A closed breaker's success changes nothing to wait for: finish without an extra await.
         if (permit.probe) await this.finish(handle, 'success');
@@ -320,12 +322,7 @@ export class RouteEngine<T extends RouteTarget> {
       const after = target.breaker.state;
       if (after !== before) this.#telemetry.transition(target.name, before, after, span);
     }
-    span.setAttribute('infergate.outcome', outcome);
-    if (error !== undefined) {
-      span.setAttribute('infergate.error_code', error.code);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
-    }
-    span.end();
+    this.#telemetry.attemptEnded(target.name, outcome, span, error);
     if (this.#events.listens('attempt')) {
       this.#events.emit('attempt', {
         target: target.name,

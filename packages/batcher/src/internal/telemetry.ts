@@ -1,33 +1,66 @@
+import { lazyInstruments, sdkTracer } from '@infergate/core';
 import {
   type Attributes,
-  type Counter,
-  type Histogram,
+  INVALID_SPAN_CONTEXT,
   type Link,
-  metrics,
-  type ObservableGauge,
   type ObservableResult,
+  ROOT_CONTEXT,
   type Span,
   SpanKind,
-  type Tracer,
   trace,
-  type UpDownCounter,
 } from '@opentelemetry/api';
 import type { MicroBatcherStats } from '../stats.js';
+import { VERSION } from '../version.js';
 
 const SCOPE = '@infergate/batcher';
 
+/** What `startBatchSpan` hands out with tracing off: records nothing. */
+const OFF: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+// Batchers whose queue depth the gauge reports; a batcher leaves on close().
+const live = new Set<BatcherTelemetry>();
+
+function observeQueues(result: ObservableResult): void {
+  for (const telemetry of live) telemetry.observe(result);
+}
+
+// Rebuilt when the application registers its MeterProvider, even after the batcher was made.
+const instruments = lazyInstruments(SCOPE, VERSION, (meter) => {
+  meter
+    .createObservableGauge('infergate.batcher.queue.depth', {
+      description: 'Calls waiting in the batcher queue',
+      unit: '{call}',
+    })
+    .addCallback(observeQueues);
+  return {
+    inFlight: meter.createUpDownCounter('infergate.batcher.batches.in_flight', {
+      description: 'Batches sent and not yet answered',
+      unit: '{batch}',
+    }),
+    batchRows: meter.createHistogram('infergate.batcher.batch.size', {
+      description: 'Rows per batch sent',
+      unit: '{row}',
+      advice: { explicitBucketBoundaries: [1, 2, 4, 8, 16, 32, 64, 128, 256] },
+    }),
+    queueWait: meter.createHistogram('infergate.batcher.queue.wait', {
+      description: 'Time calls waited in the batcher queue before their batch was sent',
+      unit: 'ms',
+    }),
+    rejections: meter.createCounter('infergate.batcher.rejections', {
+      description: 'Calls the batcher failed, by reason (error code)',
+      unit: '{call}',
+    }),
+  };
+});
+
 /**
- * The batcher's OpenTelemetry instruments and the plain counters behind `stats()`. With no SDK
- * registered every instrument is the API's no-op.
+ * The batcher's OpenTelemetry spans and instruments and the plain counters behind `stats()`. With
+ * no SDK registered every instrument is the API's no-op; with `tracing: false` only the counters
+ * behind `stats()` run.
  */
 export class BatcherTelemetry {
-  readonly #tracer: Tracer = trace.getTracer(SCOPE);
-  readonly #queueDepth: ObservableGauge;
-  readonly #inFlight: UpDownCounter;
-  readonly #batchRows: Histogram;
-  readonly #queueWait: Histogram;
-  readonly #rejections: Counter;
-  readonly #observe: (result: ObservableResult) => void;
+  readonly #enabled: boolean;
+  readonly #queued: () => { items: number; bytes: number };
   readonly #counters = {
     batches: 0,
     items: 0,
@@ -38,39 +71,48 @@ export class BatcherTelemetry {
     rejections: {} as Record<string, number>,
   };
 
-  constructor(queued: () => { items: number; bytes: number }) {
-    const meter = metrics.getMeter(SCOPE);
-    this.#queueDepth = meter.createObservableGauge('infergate.batcher.queue.depth', {
-      description: 'Calls waiting in the batcher queue',
-      unit: '{call}',
-    });
-    this.#observe = (result) => result.observe(queued().items);
-    this.#queueDepth.addCallback(this.#observe);
-    this.#inFlight = meter.createUpDownCounter('infergate.batcher.batches.in_flight', {
-      description: 'Batches sent and not yet answered',
-      unit: '{batch}',
-    });
-    this.#batchRows = meter.createHistogram('infergate.batcher.batch.size', {
-      description: 'Rows per batch sent',
-      unit: '{row}',
-      advice: { explicitBucketBoundaries: [1, 2, 4, 8, 16, 32, 64, 128, 256] },
-    });
-    this.#queueWait = meter.createHistogram('infergate.batcher.queue.wait', {
-      description: 'Time calls waited in the batcher queue before their batch was sent',
-      unit: 'ms',
-    });
-    this.#rejections = meter.createCounter('infergate.batcher.rejections', {
-      description: 'Calls the batcher failed, by reason (error code)',
-      unit: '{call}',
-    });
+  constructor(queued: () => { items: number; bytes: number }, enabled = true) {
+    this.#queued = queued;
+    this.#enabled = enabled;
+    if (enabled) {
+      live.add(this);
+      instruments();
+    }
   }
 
+  /** Whether spans and metrics are on (the caller's span is linked only then). */
+  get enabled(): boolean {
+    return this.#enabled;
+  }
+
+  observe(result: ObservableResult): void {
+    result.observe(this.#queued().items);
+  }
+
+  /**
+   * The span of one batch, linked to every member's span. A batch of one member is that member's
+   * child; a batch of several is a root of its own: a flush runs in whatever context its timer or
+   * trigger captured, and making the batch a child of that one member would file the other
+   * members' work under a stranger's trace.
+   */
   startBatchSpan(model: string, links: Link[], items: number, rows: number): Span {
-    return this.#tracer.startSpan(`batch ${model}`, {
-      kind: SpanKind.INTERNAL,
-      links,
-      attributes: { 'infergate.model': model, 'infergate.batch.items': items, 'infergate.batch.rows': rows },
-    });
+    const tracer = this.#enabled ? sdkTracer(SCOPE, VERSION) : undefined;
+    if (tracer === undefined) return OFF;
+    const only = links.length === 1 ? links[0] : undefined;
+    return tracer.startSpan(
+      `batch ${model}`,
+      {
+        kind: SpanKind.INTERNAL,
+        links,
+        attributes: {
+          'infergate.model': model,
+          'infergate.batch.items': items,
+          'infergate.batch.rows': rows,
+        },
+        root: only === undefined,
+      },
+      only === undefined ? ROOT_CONTEXT : trace.setSpanContext(ROOT_CONTEXT, only.context),
+    );
   }
 
   batchSent(model: string, items: number, rows: number): void {
@@ -79,13 +121,15 @@ export class BatcherTelemetry {
     counters.items += items;
     counters.rows += rows;
     counters.inFlight += 1;
-    this.#inFlight.add(1, { 'infergate.model': model });
-    this.#batchRows.record(rows, { 'infergate.model': model });
+    const recording = this.#enabled ? instruments() : undefined;
+    if (recording === undefined) return;
+    recording.inFlight.add(1, { 'infergate.model': model });
+    recording.batchRows.record(rows, { 'infergate.model': model });
   }
 
   batchDone(model: string): void {
     this.#counters.inFlight -= 1;
-    this.#inFlight.add(-1, { 'infergate.model': model });
+    if (this.#enabled) instruments()?.inFlight.add(-1, { 'infergate.model': model });
   }
 
   rpcSent(): void {
@@ -97,14 +141,16 @@ export class BatcherTelemetry {
   }
 
   queueWait(model: string, waitedMs: number): void {
-    this.#queueWait.record(waitedMs, { 'infergate.model': model });
+    if (this.#enabled) instruments()?.queueWait.record(waitedMs, { 'infergate.model': model });
   }
 
   rejected(reason: string, model: string): void {
     const rejections = this.#counters.rejections;
     rejections[reason] = (rejections[reason] ?? 0) + 1;
+    const recording = this.#enabled ? instruments() : undefined;
+    if (recording === undefined) return;
     const attributes: Attributes = { 'infergate.model': model, reason };
-    this.#rejections.add(1, attributes);
+    recording.rejections.add(1, attributes);
   }
 
   snapshot(queued: { items: number; bytes: number }): Omit<MicroBatcherStats, 'lanes'> {
@@ -124,6 +170,6 @@ export class BatcherTelemetry {
   }
 
   close(): void {
-    this.#queueDepth.removeCallback(this.#observe);
+    live.delete(this);
   }
 }

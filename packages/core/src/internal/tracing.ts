@@ -1,7 +1,10 @@
 import type { Attributes, Span, TextMapSetter } from '@opentelemetry/api';
 import type { InfergateError } from '../errors.js';
+import { sdkTracer } from '../sdk-tracer.js';
 import { VERSION } from '../version.js';
 import { loadOtel } from './lazy-modules.js';
+import { GRPC_STATUS_NAMES, recordRpcDuration, rpcInstruments } from './rpc-metrics.js';
+import { rpcSemconv } from './semconv-stability.js';
 
 /** Where a span's propagated fields go: grpc-js Metadata, or the http2 engine's header record. */
 export interface HeaderCarrier {
@@ -31,9 +34,15 @@ export interface RpcSpan {
 
 const noopSpan: RpcSpan = { end() {} };
 
+// The streaming RPC's duration is the life of the stream, which the RPC duration metric is not
+// meant to describe; its span still records it.
+const STREAMING_METHOD = 'ModelStreamInfer';
+
 /**
- * Starts a client span for one RPC and writes `traceparent` (and any other propagated fields)
- * into the call's metadata. With no OpenTelemetry SDK registered this is the API's no-op.
+ * Starts a client span for one RPC, writes `traceparent` (and any other propagated fields) into
+ * the call's metadata, and on `end` records the RPC duration metric. Attribute names follow
+ * `OTEL_SEMCONV_STABILITY_OPT_IN` (see semconv-stability.ts). With no OpenTelemetry SDK registered
+ * the span and the histogram are the API's no-ops; with `enabled` false nothing is done at all.
  */
 export function startRpcSpan(
   enabled: boolean,
@@ -44,32 +53,55 @@ export function startRpcSpan(
 ): RpcSpan {
   if (!enabled) return noopSpan;
   const { context, propagation, SpanKind, SpanStatusCode, trace } = loadOtel();
-  const tracer = trace.getTracer('@infergate/core', VERSION);
-  const parent = context.active();
-  const span: Span = tracer.startSpan(
-    `${RPC_SERVICE}/${method}`,
-    {
-      kind: SpanKind.CLIENT,
-      attributes: {
-        'rpc.system': 'grpc',
-        'rpc.service': RPC_SERVICE,
-        'rpc.method': method,
-        'server.address': server.host,
-        'server.port': server.port,
-        ...extra,
-      },
-    },
-    parent,
-  );
-  propagation.inject(trace.setSpan(parent, span), metadata, metadataSetter);
+  const tracer = sdkTracer('@infergate/core', VERSION);
+  const measured = method !== STREAMING_METHOD && rpcInstruments() !== undefined;
+  if (tracer === undefined) {
+    // No SDK: no span to record. A propagator registered on its own still carries the caller's context.
+    propagation.inject(context.active(), metadata, metadataSetter);
+    if (!measured) return noopSpan;
+  }
+  const semconv = rpcSemconv();
+  const fullMethod = `${RPC_SERVICE}/${method}`;
+  let span: Span | undefined;
+  if (tracer !== undefined) {
+    const parent = context.active();
+    const attributes: Attributes = { 'server.address': server.host, 'server.port': server.port, ...extra };
+    if (semconv.old) {
+      attributes['rpc.system'] = 'grpc';
+      attributes['rpc.service'] = RPC_SERVICE;
+      attributes['rpc.method'] = method;
+    }
+    if (semconv.stable) {
+      attributes['rpc.system.name'] = 'grpc';
+      // The one key both sets share: the current, fully qualified form wins under `rpc/dup`.
+      attributes['rpc.method'] = fullMethod;
+    }
+    span = tracer.startSpan(fullMethod, { kind: SpanKind.CLIENT, attributes }, parent);
+    propagation.inject(trace.setSpan(parent, span), metadata, metadataSetter);
+  }
+  const started = measured ? performance.now() : 0;
   return {
     end(error, grpcStatus) {
-      span.setAttribute('rpc.grpc.status_code', grpcStatus ?? (error ? 2 : 0));
-      if (error) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: error.rawMessage });
-        span.setAttribute('error.type', error.code);
+      const status = grpcStatus ?? (error ? 2 : 0);
+      if (span !== undefined) {
+        if (span.isRecording()) {
+          if (semconv.old) span.setAttribute('rpc.grpc.status_code', status);
+          if (semconv.stable)
+            span.setAttribute('rpc.status_code', GRPC_STATUS_NAMES[status] ?? String(status));
+          if (error) {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: error.rawMessage });
+            span.setAttribute('error.type', error.code);
+          }
+        }
+        span.end();
       }
-      span.end();
+      if (measured) {
+        recordRpcDuration(
+          semconv,
+          { method, fullMethod, host: server.host, port: server.port, status, errorType: error?.code },
+          performance.now() - started,
+        );
+      }
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { InfergateError } from '@infergate/core';
+import { type InfergateError, sdkTracer } from '@infergate/core';
 import {
   type Attributes,
   context,
@@ -47,6 +47,10 @@ function inputMessages(messages: readonly ChatMessage[]): string {
  */
 export function startChatSpan(options: ChatSpanOptions): ChatSpan {
   if (!options.enabled) return noop;
+  const tracer = sdkTracer('@infergate/llm', VERSION);
+  // No SDK: no span; a propagator registered on its own still carries the caller's context.
+  if (tracer === undefined)
+    return { injectInto: (headers) => propagation.inject(context.active(), headers), end() {} };
   const { request } = options;
   const attributes: Attributes = {
     'gen_ai.operation.name': 'chat',
@@ -64,7 +68,6 @@ export function startChatSpan(options: ChatSpanOptions): ChatSpan {
   }
   if (options.captureContent) attributes['gen_ai.input.messages'] = inputMessages(request.messages);
   const parent = context.active();
-  const tracer = trace.getTracer('@infergate/llm', VERSION);
   const span: Span = tracer.startSpan(`chat ${request.model}`, { kind: SpanKind.CLIENT, attributes }, parent);
   let ended = false;
   return {
@@ -83,6 +86,12 @@ export function startChatSpan(options: ChatSpanOptions): ChatSpan {
       if (usage?.inputTokens !== undefined) span.setAttribute('gen_ai.usage.input_tokens', usage.inputTokens);
       if (usage?.outputTokens !== undefined)
         span.setAttribute('gen_ai.usage.output_tokens', usage.outputTokens);
+      if (usage?.cacheReadTokens !== undefined)
+        span.setAttribute('gen_ai.usage.cache_read.input_tokens', usage.cacheReadTokens);
+      if (usage?.cacheWriteTokens !== undefined)
+        span.setAttribute('gen_ai.usage.cache_creation.input_tokens', usage.cacheWriteTokens);
+      if (usage?.reasoningTokens !== undefined)
+        span.setAttribute('gen_ai.usage.reasoning.output_tokens', usage.reasoningTokens);
       if (options.captureContent && result?.text !== undefined) {
         span.setAttribute(
           'gen_ai.output.messages',

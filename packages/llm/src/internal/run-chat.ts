@@ -9,6 +9,7 @@ import type {
 } from '../types.js';
 import { type ChatErrorContext, toChatError } from './chat-error.js';
 import { type ChatSpan, spanFinishReason, startChatSpan } from './chat-span.js';
+import { startChatMetrics } from './genai-metrics.js';
 import { resolveModel } from './resolve-model.js';
 
 /** What one adapter tells the shared call lifecycle about itself. */
@@ -73,8 +74,14 @@ function begin(settings: ChatCallSettings, request: ChatRequest, options: ChatCa
     request: { ...request, model, ...(maxTokens === undefined ? {} : { maxTokens }) },
     server: settings.server,
   });
+  const metrics = startChatMetrics({
+    enabled: settings.tracing,
+    provider: settings.provider,
+    model,
+    server: settings.server,
+  });
   const signal = scope.signal as AbortSignal;
-  return { call: { model, signal, span } satisfies ChatCall, scope, context };
+  return { call: { model, signal, span } satisfies ChatCall, scope, context, metrics };
 }
 
 /** The lifecycle of a `chat` call: scope, span, the wire's request, errors and usage on the span. */
@@ -91,11 +98,13 @@ export async function runChat(
     if (call.signal.aborted) throw call.signal.reason;
     const result = await send(call);
     call.span.end({ ...result, finishReason: spanFinishReason(result.rawFinishReason, result.finishReason) });
+    started.metrics.end(result);
     return result;
   } catch (error) {
     if (started === undefined) throw error;
     const mapped = toChatError(error, started.scope, started.context);
     started.call.span.end(undefined, mapped);
+    started.metrics.end(undefined, mapped.code);
     throw mapped;
   } finally {
     started?.scope.dispose();
@@ -113,7 +122,7 @@ export async function* runChatStream(
   options: ChatCallOptions,
   stream: (call: ChatCall, progress: StreamProgress) => AsyncGenerator<string, StreamSummary, undefined>,
 ): AsyncGenerator<ChatStreamEvent, void, undefined> {
-  const { call, scope, context } = begin(settings, request, options);
+  const { call, scope, context, metrics } = begin(settings, request, options);
   const progress: StreamProgress = { id: '', model: call.model };
   let text = '';
   let failure: InfergateError | undefined;
@@ -124,6 +133,7 @@ export async function* runChatStream(
     deltas = stream(call, progress);
     let step = await deltas.next();
     while (step.done !== true) {
+      metrics.chunk();
       if (settings.captureContent) text += step.value;
       yield { type: 'text-delta', text: step.value };
       step = await deltas.next();
@@ -137,6 +147,7 @@ export async function* runChatStream(
       usage: summary.usage,
       text,
     });
+    metrics.end(summary);
     yield { type: 'usage', usage: summary.usage };
     yield {
       type: 'finish',
@@ -156,6 +167,7 @@ export async function* runChatStream(
         }),
       );
       call.span.end({ id: progress.id, model: progress.model, text }, failure);
+      metrics.end({ model: progress.model }, failure?.code ?? ErrorCode.Cancelled);
       // Lets the wire module's own cleanup (an SSE reader, a gRPC stream) run.
       await deltas?.return(undefined as never).catch(() => {});
     }

@@ -1,0 +1,28 @@
+import type { Meter, MeterProvider } from '@opentelemetry/api';
+import { loadOtel } from './internal/lazy-modules.js';
+
+/**
+ * OpenTelemetry instruments that follow the registered MeterProvider, or `undefined` while none is
+ * registered. The metrics API has no proxy (unlike tracing): an instrument made before the
+ * application registers its SDK stays a no-op forever, so this builds the instruments on first
+ * use and again whenever the global provider changes. Returning `undefined` for the API's no-op
+ * meter lets callers skip building attributes too: with no SDK, a metric costs one provider look-up.
+ */
+export function lazyInstruments<T>(
+  scope: string,
+  version: string,
+  build: (meter: Meter) => T,
+): () => T | undefined {
+  let provider: MeterProvider | undefined;
+  let instruments: T | undefined;
+  return () => {
+    const { metrics, createNoopMeter } = loadOtel();
+    const current = metrics.getMeterProvider();
+    if (current !== provider) {
+      provider = current;
+      const meter = current.getMeter(scope, version);
+      instruments = meter === createNoopMeter() ? undefined : build(meter);
+    }
+    return instruments;
+  };
+}

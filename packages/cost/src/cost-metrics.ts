@@ -1,0 +1,124 @@
+import { lazyInstruments } from '@infergate/core';
+import type { Attributes, ObservableResult } from '@opentelemetry/api';
+import type { Reservation } from './budget-ledger.js';
+import { VERSION } from './version.js';
+
+/** A line's room left under its hard limit, as of the last reservation this process made on it. */
+interface LineRoom {
+  budget: string;
+  line: string;
+  remainingUsd: number;
+}
+
+// Trackers whose budget lines the gauge reports; bounded per tracker (see CostMetrics).
+const live = new Set<CostMetrics>();
+
+function observeRemaining(result: ObservableResult): void {
+  for (const metrics of live) metrics.observe(result);
+}
+
+const instruments = lazyInstruments('@infergate/cost', VERSION, (meter) => {
+  meter
+    .createObservableGauge('infergate.cost.budget.remaining', {
+      description: 'USD left under a budget’s hard limit, as of this process’s last reservation on it',
+      unit: '{USD}',
+    })
+    .addCallback(observeRemaining);
+  return {
+    spent: meter.createCounter('infergate.cost.spent', {
+      description: 'Cost of settled calls, in US dollars, by model and provider (and tenant when opted in)',
+      unit: '{USD}',
+    }),
+    reservations: meter.createUpDownCounter('infergate.cost.reservations', {
+      description: 'Budget reservations held: reserved and not yet settled or released',
+      unit: '{reservation}',
+    }),
+  };
+});
+
+const MAX_LINES = 10_000;
+
+/**
+ * The cost package's metrics for one tracker. Tenant is a metric attribute only with
+ * `metricsByTenant`: every distinct tenant makes a new time series in the backend, and a service
+ * with open sign-up has no bound on them.
+ */
+export class CostMetrics {
+  readonly #byTenant: boolean;
+  readonly #rooms = new Map<string, LineRoom>();
+  readonly #held = new WeakSet<Reservation>();
+  readonly #spentAttributes = new Map<string, Attributes>();
+
+  constructor(byTenant: boolean) {
+    this.#byTenant = byTenant;
+    live.add(this);
+    instruments();
+  }
+
+  /** A reservation now holds budget on these lines (hard limits only give a remaining amount). */
+  reserved(
+    reservation: Reservation,
+    lines: readonly { budget: string; line: string; remainingUsd?: number | undefined }[],
+  ): void {
+    this.#held.add(reservation);
+    instruments()?.reservations.add(1);
+    for (const { budget, line, remainingUsd } of lines) {
+      if (remainingUsd === undefined) continue;
+      if (this.#rooms.size >= MAX_LINES && !this.#rooms.has(line)) this.#rooms.clear();
+      this.#rooms.set(line, { budget, line, remainingUsd });
+    }
+  }
+
+  /** A reservation was settled or released (or held nothing). */
+  finished(reservation: Reservation): void {
+    if (!this.#held.has(reservation)) return;
+    this.#held.delete(reservation);
+    instruments()?.reservations.add(-1);
+  }
+
+  spent(
+    usd: number,
+    tenant: string | undefined,
+    model: string | undefined,
+    provider: string | undefined,
+  ): void {
+    const recording = instruments();
+    if (recording === undefined) return;
+    const id = `${this.#byTenant ? (tenant ?? '') : ''}\u0001${model ?? ''}\u0001${provider ?? ''}`;
+    let attributes = this.#spentAttributes.get(id);
+    if (attributes === undefined) {
+      attributes = {};
+      if (model !== undefined) attributes['gen_ai.request.model'] = model;
+      if (provider !== undefined) attributes['gen_ai.provider.name'] = provider;
+      if (this.#byTenant && tenant !== undefined) attributes['infergate.tenant'] = tenant;
+      if (this.#spentAttributes.size >= MAX_LINES) this.#spentAttributes.clear();
+      this.#spentAttributes.set(id, attributes);
+    }
+    recording.spent.add(usd, attributes);
+  }
+
+  /**
+   * Without `metricsByTenant` one point per budget: the least room any of its lines has left (a
+   * per-tenant budget's tightest tenant). With it, one point per line.
+   */
+  observe(result: ObservableResult): void {
+    if (this.#byTenant) {
+      for (const room of this.#rooms.values())
+        result.observe(room.remainingUsd, {
+          'infergate.budget': room.budget,
+          'infergate.budget.line': room.line,
+        });
+      return;
+    }
+    const least = new Map<string, number>();
+    for (const room of this.#rooms.values()) {
+      const seen = least.get(room.budget);
+      if (seen === undefined || room.remainingUsd < seen) least.set(room.budget, room.remainingUsd);
+    }
+    for (const [budget, remainingUsd] of least) result.observe(remainingUsd, { 'infergate.budget': budget });
+  }
+
+  close(): void {
+    live.delete(this);
+  }
+}

@@ -1,0 +1,108 @@
+import { lazyInstruments } from '@infergate/core';
+import type { Attributes, ObservableResult } from '@opentelemetry/api';
+import type { Breaker } from './breaker.js';
+import { stateLevel } from './breaker-state.js';
+import type { TargetCooling } from './target-cooling.js';
+import { VERSION } from './version.js';
+
+/** What the observable gauges read from one live router. */
+export interface ObservedRouter {
+  readonly name: string;
+  targets(): Iterable<{ readonly breaker: Breaker; readonly cooling: TargetCooling }>;
+}
+
+// Routers whose breaker and cooling state the gauges report; a router leaves on close().
+const observed = new Set<ObservedRouter>();
+
+function observeBreakers(result: ObservableResult): void {
+  for (const router of observed)
+    for (const target of router.targets())
+      result.observe(stateLevel(target.breaker.state.kind), {
+        'infergate.router': router.name,
+        'infergate.target': target.breaker.name,
+      });
+}
+
+function observeCooling(result: ObservableResult): void {
+  const now = Date.now();
+  for (const router of observed)
+    for (const target of router.targets())
+      result.observe(target.cooling.active(now) ? 1 : 0, {
+        'infergate.router': router.name,
+        'infergate.target': target.breaker.name,
+      });
+}
+
+// Bucket advice of the GenAI conventions, for the chat router's own GenAI metrics.
+const DURATION_BUCKETS = [
+  0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+];
+const CHUNK_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5];
+
+/** The router's instruments, rebuilt when the application registers (or replaces) its MeterProvider. */
+export const routerInstruments = lazyInstruments('@infergate/router', VERSION, (meter) => {
+  meter
+    .createObservableGauge('infergate.router.breaker.state', {
+      description: 'Breaker state per target: 0 closed, 1 half-open, 2 open',
+      unit: '{state}',
+    })
+    .addCallback(observeBreakers);
+  meter
+    .createObservableGauge('infergate.router.target.cooling', {
+      description:
+        'Whether a target is skipped after a busy answer (backpressure cool-down): 1 cooling, 0 not',
+      unit: '{state}',
+    })
+    .addCallback(observeCooling);
+  return {
+    attempts: meter.createCounter('infergate.router.attempts', {
+      description: 'Attempts the router made, by target and outcome',
+      unit: '{attempt}',
+    }),
+    fallbacks: meter.createCounter('infergate.router.fallbacks', {
+      description: 'Moves to another target after a failed attempt, by reason',
+      unit: '{fallback}',
+    }),
+    transitions: meter.createCounter('infergate.router.breaker.transitions', {
+      description: 'Breaker state changes',
+      unit: '{transition}',
+    }),
+    chatDuration: meter.createHistogram('gen_ai.client.operation.duration', {
+      description: 'GenAI operation duration',
+      unit: 's',
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+    }),
+    firstChunk: meter.createHistogram('gen_ai.client.operation.time_to_first_chunk', {
+      description: 'Time from sending a streamed request to receiving its first chunk',
+      unit: 's',
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+    }),
+    perChunk: meter.createHistogram('gen_ai.client.operation.time_per_output_chunk', {
+      description: 'Time between consecutive chunks of a streamed response, after the first',
+      unit: 's',
+      advice: { explicitBucketBoundaries: CHUNK_BUCKETS },
+    }),
+  };
+});
+
+export function observeRouter(router: ObservedRouter): void {
+  observed.add(router);
+  routerInstruments();
+}
+
+export function unobserveRouter(router: ObservedRouter): void {
+  observed.delete(router);
+}
+
+/** Attributes reused per router, target and outcome: most calls repeat the same few. */
+const attributeCache = new Map<string, Attributes>();
+
+export function cachedAttributes(key: string, build: () => Attributes): Attributes {
+  let attributes = attributeCache.get(key);
+  if (attributes === undefined) {
+    attributes = build();
+    if (attributeCache.size >= 1000) attributeCache.clear();
+    attributeCache.set(key, attributes);
+  }
+  return attributes;
+}
