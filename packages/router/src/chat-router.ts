@@ -1,8 +1,9 @@
 import { type CallOptions, parseOptions } from '@infergate/core';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, ChatStreamEvent } from '@infergate/llm';
+import { estimateChatCost, type PriceSource } from './chat-price.js';
 import { type ChatRouterOptions, chatRouterConfigSchema } from './config.js';
 import { createBreaker } from './create-breaker.js';
-import type { RouteTarget } from './route-engine.js';
+import type { ExecutePolicy, RouteTarget } from './route-engine.js';
 import { routedStream } from './routed-stream.js';
 import { RouterBase } from './router-base.js';
 import { TargetCooling } from './target-cooling.js';
@@ -10,6 +11,7 @@ import { TargetCooling } from './target-cooling.js';
 interface ChatTarget extends RouteTarget {
   readonly model: ChatModel;
   readonly modelName: string | undefined;
+  readonly cost: number | undefined;
 }
 
 function requestFor(target: ChatTarget, request: ChatRequest): ChatRequest {
@@ -31,9 +33,14 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
   readonly provider = 'router';
   /** The largest window among the targets, when every target states one. */
   readonly contextWindow?: number;
+  readonly #prices: PriceSource | undefined;
 
   constructor(config: ChatRouterOptions) {
-    const { targets, ...options } = parseOptions(chatRouterConfigSchema, config, 'chat router config');
+    const { targets, prices, ...options } = parseOptions(
+      chatRouterConfigSchema,
+      config,
+      'chat router config',
+    );
     const list: ChatTarget[] = targets.map((target) => ({
       name: target.name,
       model: target.model,
@@ -41,15 +48,30 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
       breaker: createBreaker(target.name, options, target.breaker),
       contextWindow: target.contextWindow ?? target.model.contextWindow,
       cooling: new TargetCooling(),
+      cost: target.cost,
     }));
     super(list, options);
     const windows = list.map((target) => target.contextWindow);
     if (windows.every((window) => window !== undefined)) this.contextWindow = Math.max(...windows);
+    this.#prices = prices;
+  }
+
+  /** The call's policy: its price on each target (a target's `cost`, else the price list's estimate). */
+  #policy(request: ChatRequest): ExecutePolicy<ChatTarget> {
+    const prices = this.#prices;
+    return {
+      costOf: (target) => {
+        if (target.cost !== undefined || prices === undefined) return target.cost;
+        return estimateChatCost(prices, requestFor(target, request).model, request);
+      },
+    };
   }
 
   async chat(request: ChatRequest, options: ChatCallOptions = {}): Promise<ChatResponse> {
-    const { value } = await this.engine.run(options as CallOptions, (target, attemptOptions) =>
-      target.model.chat(requestFor(target, request), attemptOptions),
+    const { value } = await this.engine.run(
+      options as CallOptions,
+      (target, attemptOptions) => target.model.chat(requestFor(target, request), attemptOptions),
+      this.#policy(request),
     );
     return value;
   }
@@ -63,6 +85,7 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
         text: events.map((event) => (event.type === 'text-delta' ? event.text : '')).join(''),
         events,
       }),
+      this.#policy(request),
     );
   }
 }

@@ -1,8 +1,10 @@
 import type { InferTransport } from '@infergate/core';
 import type { ChatModel } from '@infergate/llm';
 import { z } from 'zod';
+import { BALANCE_STRATEGIES, type BalanceStrategy } from './balance-strategy.js';
 import type { ProbeFunction } from './breaker.js';
 import type { BreakerSnapshot } from './breaker-state.js';
+import type { PriceSource } from './chat-price.js';
 
 /**
  * A route: a target name, an ordered fallback chain, or a weighted group of peers. Routes nest, so
@@ -11,7 +13,10 @@ import type { BreakerSnapshot } from './breaker-state.js';
 export type RouteNode =
   | string
   | { readonly fallback: readonly RouteNode[] }
-  | { readonly group: readonly { readonly route: RouteNode; readonly weight?: number | undefined }[] };
+  | {
+      readonly group: readonly { readonly route: RouteNode; readonly weight?: number | undefined }[];
+      readonly strategy?: BalanceStrategy | undefined;
+    };
 
 export const routeNodeSchema: z.ZodType<RouteNode> = z.lazy(() =>
   z.union([
@@ -30,6 +35,8 @@ export const routeNodeSchema: z.ZodType<RouteNode> = z.lazy(() =>
               .strict(),
           )
           .min(1, 'a group needs a member'),
+        /** How this group picks among its members. @default the router's `balance.strategy` */
+        strategy: z.enum(BALANCE_STRATEGIES).optional(),
       })
       .strict(),
   ]),
@@ -139,6 +146,19 @@ export const routerOptionsShape = {
       z.custom<BreakerSnapshot>((value) => typeof value === 'object'),
     )
     .optional(),
+  balance: z
+    .object({
+      /**
+       * How a group picks among its members: `weighted` (random by weight), `least-in-flight`,
+       * `p2c-ewma` (the better of two by latency EWMA × in-flight) or `lowest-cost` (the cheapest
+       * estimated price for the call). A group's own `strategy` overrides it. @default "weighted"
+       */
+      strategy: z.enum(BALANCE_STRATEGIES).default('weighted'),
+      /** Time constant of the latency averages, in ms: older answers weigh e^(−age/decayMs). @default 1000 */
+      decayMs: z.number().positive().finite().default(1_000),
+    })
+    .strict()
+    .default({ strategy: 'weighted', decayMs: 1_000 }),
   /** Random source for balancing and jitter (tests). @default Math.random */
   random: fn<() => number>('random').optional(),
 };
@@ -147,6 +167,12 @@ const targetShape = {
   /** Unique name: used in routes, events, spans and metrics. */
   name: z.string().min(1),
   breaker: breakerOptionsSchema.partial().optional(),
+  /**
+   * Estimated price of one call here, in USD, for the `lowest-cost` strategy and the fallback
+   * price guard (a Triton target's share of its GPU's hourly price, say). For a chat target it
+   * wins over the `prices` lookup. @default unknown (a target of unknown price is tried after priced ones)
+   */
+  cost: z.number().nonnegative().finite().optional(),
 };
 
 const readinessClient = z.custom<{
@@ -236,7 +262,23 @@ export const routerConfigSchema = z
   .superRefine(checkTargets);
 
 export const chatRouterConfigSchema = z
-  .object({ ...routerOptionsShape, targets: z.array(chatTargetSchema).min(1, 'a router needs a target') })
+  .object({
+    ...routerOptionsShape,
+    targets: z.array(chatTargetSchema).min(1, 'a router needs a target'),
+    /**
+     * Prices for `lowest-cost` and the fallback price guard: a `PriceCatalog` from @infergate/cost
+     * (or anything with its `lookup`). A target's own `cost` wins. @default none (only targets' `cost`)
+     */
+    prices: z
+      .custom<PriceSource>(
+        (value) =>
+          typeof value === 'object' &&
+          value !== null &&
+          typeof (value as { lookup?: unknown }).lookup === 'function',
+        'prices must have lookup() (a PriceCatalog)',
+      )
+      .optional(),
+  })
   .strict()
   .superRefine(checkTargets);
 
@@ -255,3 +297,5 @@ export type ChatTargetConfig = z.input<typeof chatTargetSchema>;
 
 /** The options the engine reads, common to both routers. */
 export type ResolvedRouterOptions = Omit<ResolvedRouterConfig, 'targets'>;
+
+export type { BalanceStrategy };

@@ -1,5 +1,7 @@
 // @infergate/router: see README.md. Public exports are listed here explicitly.
 
+export type { BalanceStrategy } from './balance-strategy.js';
+export { BALANCE_STRATEGIES } from './balance-strategy.js';
 export type {
   BreakerInit,
   BreakerPermit,
@@ -10,6 +12,7 @@ export type {
 export { Breaker } from './breaker.js';
 export type { BreakerSnapshot, BreakerState, BreakerStateKind, OpenTimeOptions } from './breaker-state.js';
 export { openTimeMs } from './breaker-state.js';
+export type { PriceSource } from './chat-price.js';
 export type { ChatStreamPartial } from './chat-router.js';
 export { ChatRouter, createChatRouter } from './chat-router.js';
 export type { ErrorClass } from './classify.js';

@@ -19,7 +19,10 @@ import { TargetCooling } from './target-cooling.js';
 
 interface TritonTarget extends RouteTarget {
   readonly transport: InferTransport;
+  readonly cost: number | undefined;
 }
+
+const costOf = (target: TritonTarget) => target.cost;
 
 /**
  * A router over Triton endpoints that is itself an InferTransport: use it as a TritonClient's
@@ -43,6 +46,7 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
         breaker: createBreaker(target.name, options, target.breaker, probe),
         contextWindow: undefined,
         cooling: new TargetCooling(),
+        cost: target.cost,
       };
     });
     super(list, options);
@@ -52,17 +56,22 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
     const sequence = sequenceOf(request);
     const run = (target: TritonTarget, attemptOptions: CallOptions) =>
       target.transport.infer(request, attemptOptions);
-    if (sequence === undefined) return (await this.engine.run(options, run)).value;
+    if (sequence === undefined)
+      return (await this.engine.run(options, run, { model: request.model, costOf })).value;
     const pinnedName = sequence.start ? undefined : this.#pins.get(sequence.key);
     if (pinnedName === undefined) {
       // START (or a sequence this router has not seen): choose a target, fall back if needed, never retry.
-      const { value, handle } = await this.engine.run(options, run, { retries: false });
+      const { value, handle } = await this.engine.run(options, run, {
+        retries: false,
+        model: request.model,
+        costOf,
+      });
       if (!sequence.end) this.#pins.pin(sequence.key, handle.target.name);
       return value;
     }
     const pinned = this.engine.targets.get(pinnedName) as TritonTarget;
     try {
-      const { value } = await this.engine.run(options, run, { pinned, retries: false });
+      const { value } = await this.engine.run(options, run, { pinned, retries: false, model: request.model });
       if (sequence.end) this.#pins.release(sequence.key);
       return value;
     } catch (thrown) {
@@ -90,6 +99,7 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
       options,
       (target, attemptOptions) => target.transport.stream(request, attemptOptions),
       (responses) => ({ responses }),
+      { model: request.model, costOf },
     );
   }
 

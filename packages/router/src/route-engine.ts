@@ -20,10 +20,11 @@ import {
   unavailableError,
 } from './candidate-state.js';
 import { classifyError, type ErrorClass, isGatewayFailure } from './classify.js';
-import type { ResolvedRouterOptions, RouteNode } from './config.js';
+import type { ResolvedRouterOptions } from './config.js';
 import { fullJitterDelay } from './full-jitter-delay.js';
+import { LoadBook } from './load-stats.js';
 import { RetryBudget } from './retry-budget.js';
-import { isFixedRoute, planRoute } from './route-plan.js';
+import { defaultRoute, RoutePlanner } from './route-planner.js';
 import type { Attempted, AttemptHandle, ExecutePolicy, RouteTarget } from './route-target.js';
 import type { AttemptOutcome, RouterEvents } from './router-events.js';
 import { RouterTelemetry } from './router-telemetry.js';
@@ -34,7 +35,6 @@ type AttemptResult<R, T> =
 
 type AttemptFunction<R, T> = (target: T, options: CallOptions, handle: AttemptHandle<T>) => Promise<R>;
 
-const noop = () => {};
 /** No target failed this call yet (most calls): nothing allocated. */
 const NONE: ReadonlySet<never> = new Set();
 
@@ -67,13 +67,14 @@ export function createRouteEngine<T extends RouteTarget>(
  */
 export class RouteEngine<T extends RouteTarget> {
   readonly targets: ReadonlyMap<string, T>;
-  readonly #route: RouteNode;
+  /** Calls in flight and latency averages per target and model (balancing, admission, hedging). */
+  readonly load: LoadBook;
+  readonly #planner: RoutePlanner<T>;
   readonly #options: ResolvedRouterOptions;
   readonly #random: () => number;
   readonly #budget: RetryBudget;
   readonly #telemetry: RouterTelemetry;
   readonly #events: RouterEvents;
-  #fixedCandidates: readonly T[] | undefined;
 
   constructor(
     targets: readonly T[],
@@ -82,9 +83,16 @@ export class RouteEngine<T extends RouteTarget> {
     events: RouterEvents,
   ) {
     this.targets = new Map(targets.map((target) => [target.name, target]));
-    this.#route = options.route ?? { fallback: targets.map((target) => target.name) };
     this.#options = options;
     this.#random = options.random ?? Math.random;
+    this.load = new LoadBook(options.balance.decayMs);
+    this.#planner = new RoutePlanner(
+      options.route ?? defaultRoute(targets, options.balance.strategy),
+      this.targets,
+      options.balance.strategy,
+      this.#random,
+      this.load,
+    );
     this.#budget = new RetryBudget(options.retry.budget);
     this.#telemetry = telemetry;
     this.#events = events;
@@ -133,7 +141,7 @@ export class RouteEngine<T extends RouteTarget> {
     let lastTarget: string | undefined;
     let minContext: number | undefined;
     for (;;) {
-      const candidates = pinned !== undefined ? [pinned] : this.#candidates();
+      const candidates = pinned !== undefined ? [pinned] : this.#planner.candidates(policy);
       const avoid = failed;
       const avoidFailed =
         avoid !== undefined && candidates.some((target) => canTake(target, avoid, minContext));
@@ -154,7 +162,16 @@ export class RouteEngine<T extends RouteTarget> {
             error: lastError,
           });
         }
-        const result = await this.#attempt(call, callScope, target, permit, attempts, attempt, keepOpen);
+        const result = await this.#attempt(
+          call,
+          callScope,
+          target,
+          permit,
+          attempts,
+          attempt,
+          keepOpen,
+          policy,
+        );
         if (result.ok) return { value: result.value, handle: result.handle };
         lastError = result.error;
         lastClass = result.errorClass;
@@ -196,6 +213,7 @@ export class RouteEngine<T extends RouteTarget> {
               attempts + 1,
               attempt,
               keepOpen,
+              policy,
             );
             if (result.ok) return { value: result.value, handle: result.handle };
             throw result.error;
@@ -225,6 +243,7 @@ export class RouteEngine<T extends RouteTarget> {
     attempt: number,
     run: AttemptFunction<R, T>,
     keepOpen: boolean,
+    policy: ExecutePolicy<T>,
   ): Promise<AttemptResult<R, T>> {
     const remaining = callScope.remainingMs();
     const attemptTimeoutMs = this.#options.attemptTimeoutMs;
@@ -252,6 +271,10 @@ export class RouteEngine<T extends RouteTarget> {
         limit,
       );
     }
+    const load = this.load.get(target.name, policy.model);
+    let recorded = false;
+    load.start();
+    const started = performance.now();
     const handle: AttemptHandle<T> = {
       target,
       attempt,
@@ -259,8 +282,14 @@ export class RouteEngine<T extends RouteTarget> {
       callScope,
       permit,
       span: this.#telemetry.startAttempt(target.name, attempt),
-      started: performance.now(),
-      stopTimer: timer === undefined ? noop : () => clearTimeout(timer),
+      started,
+      load,
+      // Recorded once, at the first answer: a stream's latency is its first chunk's (the queued part).
+      stopTimer: (answered = true) => {
+        if (timer !== undefined) clearTimeout(timer);
+        if (answered && !recorded) load.record(performance.now() - started, Date.now());
+        recorded = true;
+      },
     };
     // The caller's options go through as they are unless the attempt has its own signal or deadline.
     const passOn = keepOpen ? remaining : limit;
@@ -304,7 +333,8 @@ export class RouteEngine<T extends RouteTarget> {
   /** Reports an attempt's outcome to its breaker, span, events; cools the target on backpressure. */
   async finish(handle: AttemptHandle<T>, outcome: AttemptOutcome, error?: InfergateError): Promise<void> {
     const { target, permit, span } = handle;
-    handle.stopTimer();
+    handle.stopTimer(outcome === 'success');
+    handle.load.end();
     handle.scope.dispose();
     // A closed breaker's success never changes state: skip waiting for opossum's bookkeeping.
     const before = permit.probe || outcome !== 'success' ? target.breaker.state : undefined;
@@ -355,18 +385,5 @@ export class RouteEngine<T extends RouteTarget> {
     const saved: Record<string, BreakerSnapshot> = {};
     for (const [name, target] of this.targets) saved[name] = target.breaker.toJSON();
     return saved;
-  }
-
-  #candidates(): readonly T[] {
-    // A route without weighted groups plans the same order every time: plan it once.
-    if (this.#fixedCandidates !== undefined) return this.#fixedCandidates;
-    const names = planRoute(this.#route, this.#random);
-    const list: T[] = [];
-    for (const name of names) {
-      const target = this.targets.get(name);
-      if (target !== undefined) list.push(target);
-    }
-    if (isFixedRoute(this.#route)) this.#fixedCandidates = list;
-    return list;
   }
 }
