@@ -1,0 +1,245 @@
+// The routing strategies' figures, run by suite `router` (bench/suites/router.ts) into
+// bench/results/router.json:
+// - p2c_vs_weighted_slow_endpoint: two reference servers in child processes, `simulated_gpu`
+//   economics (one slot, no batching), one 3× slower than the other; closed loop at concurrency 32
+//   through a `weighted` router and a `p2c-ewma` router over the same two endpoints, slices
+//   interleaved A B B A; items/s of p2c ÷ items/s of weighted (medians of the slices).
+// - router_added_p99_us: an in-memory transport that answers at once, called directly and through
+//   a router (a two-target `p2c-ewma` group), one call at a time, blocks interleaved; p99 routed −
+//   p99 direct, in µs (median of the rounds).
+//   pnpm bench router [--strategySliceMs 1000] [--strategyReps 6]
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import {
+  buildInferRequest,
+  createTritonClient,
+  type InferResponse,
+  type InferTransport,
+  type TritonClient,
+} from '@infergate/core';
+import { createInferRouter, type InferRouter } from '@infergate/router';
+import { BENCH_DIR, type BenchCase, flag, median, percentile, ROOT } from './lib.js';
+
+const gpuRequest = buildInferRequest('gpu', [
+  { name: 'INPUT0', datatype: 'FP32', shape: [1, 4], data: new Float32Array(4) },
+]);
+
+interface Server {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts bench/fixtures/strategy-server.ts in its own process; resolves once it listens. */
+async function startServer(args: Record<string, number>): Promise<Server> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--conditions=@infergate/source',
+      join(BENCH_DIR, 'fixtures', 'strategy-server.ts'),
+      ...Object.entries(args).flatMap(([name, value]) => [`--${name}`, String(value)]),
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const onExit = () => child.kill('SIGKILL');
+  process.once('exit', onExit);
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('strategy server did not start in 30 s')), 30_000);
+    let seen = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      seen += chunk;
+      const match = /READY (\S+)/.exec(seen);
+      if (match?.[1] !== undefined) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`strategy server exited (${code}) before READY`));
+    });
+  });
+  return {
+    url,
+    async stop() {
+      process.off('exit', onExit);
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Closed loop: `concurrency` workers calling back to back for `ms`. */
+async function closedLoop(
+  transport: InferTransport,
+  request: typeof gpuRequest,
+  concurrency: number,
+  ms: number,
+): Promise<{ perSec: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  const end = performance.now() + ms;
+  const worker = async () => {
+    while (performance.now() < end) {
+      const started = performance.now();
+      await transport.infer(request, {});
+      latencies.push(performance.now() - started);
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { perSec: latencies.length / ((performance.now() - started) / 1000), latencies };
+}
+
+/** Runs each arm's slices interleaved (A B, then B A) and records one case per arm. */
+async function sideBySide(
+  arms: Record<string, InferTransport>,
+  run: (transport: InferTransport) => Promise<{ perSec: number; latencies: number[] }>,
+  reps: number,
+  label: string,
+  cases: BenchCase[],
+): Promise<Record<string, { perSec: number; p99: number }>> {
+  const names = Object.keys(arms);
+  const rates: Record<string, number[]> = {};
+  const latencies: Record<string, number[]> = {};
+  for (const name of names) {
+    rates[name] = [];
+    latencies[name] = [];
+  }
+  for (let rep = 0; rep < reps; rep++) {
+    for (const name of rep % 2 === 0 ? names : [...names].reverse()) {
+      const result = await run(arms[name] as InferTransport);
+      rates[name]?.push(result.perSec);
+      latencies[name]?.push(...result.latencies);
+    }
+  }
+  const out: Record<string, { perSec: number; p99: number }> = {};
+  for (const name of names) {
+    const sorted = (latencies[name] as number[]).sort((a, b) => a - b);
+    const perSec = median(rates[name] as number[]);
+    out[name] = { perSec, p99: percentile(sorted, 99) };
+    cases.push({
+      name: `${name} ${label}`,
+      arm: name,
+      load: label,
+      itemsPerSec: perSec,
+      p50Ms: percentile(sorted, 50),
+      p99Ms: percentile(sorted, 99),
+      extra: { perSliceItemsPerSec: rates[name] },
+    });
+  }
+  return out;
+}
+
+async function p2cVersusWeighted(sliceMs: number, reps: number, cases: BenchCase[]): Promise<number> {
+  const servers = await Promise.all([startServer({ baseMs: 4 }), startServer({ baseMs: 12 })]);
+  const clients: TritonClient[] = servers.map((server) =>
+    createTritonClient({ url: server.url, enableGpuIpc: false }),
+  );
+  const targets = clients.map((client, index) => ({
+    name: index === 0 ? 'fast' : 'slow',
+    transport: client.grpc,
+  }));
+  const route = { group: [{ route: 'fast' }, { route: 'slow' }] };
+  const routers: InferRouter[] = [
+    createInferRouter({ name: 'weighted', targets, route }),
+    createInferRouter({ name: 'p2c', targets, route, balance: { strategy: 'p2c-ewma' } }),
+  ];
+  try {
+    const [weighted, p2c] = routers as [InferRouter, InferRouter];
+    const run = (transport: InferTransport) => closedLoop(transport, gpuRequest, 32, sliceMs);
+    await run(weighted);
+    await run(p2c);
+    const arms = await sideBySide(
+      { weighted, 'p2c-ewma': p2c },
+      run,
+      reps,
+      'c32 one of two endpoints 3x slower',
+      cases,
+    );
+    return (arms['p2c-ewma']?.perSec as number) / (arms.weighted?.perSec as number);
+  } finally {
+    await Promise.all(routers.map((router) => router.close()));
+    await Promise.all(clients.map((client) => client.close()));
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+}
+
+/** Sequential calls for a fixed count: per-call latencies in µs. */
+async function sequential(transport: InferTransport, count: number): Promise<number[]> {
+  const latencies: number[] = [];
+  for (let call = 0; call < count; call++) {
+    const started = performance.now();
+    await transport.infer(gpuRequest, {});
+    latencies.push((performance.now() - started) * 1000);
+  }
+  return latencies;
+}
+
+async function addedLatency(reps: number, cases: BenchCase[]): Promise<number> {
+  const response: InferResponse = { model: 'gpu', modelVersion: '1', id: '', outputs: [], parameters: {} };
+  const memory = (): InferTransport => ({
+    infer: () => Promise.resolve(response),
+    stream: () => {
+      throw new Error('no streams');
+    },
+  });
+  const direct = memory();
+  const router = createInferRouter({
+    targets: [
+      { name: 'a', transport: memory() },
+      { name: 'b', transport: memory() },
+    ],
+    balance: { strategy: 'p2c-ewma' },
+  });
+  try {
+    await sequential(direct, 20_000); // warm up both paths (JIT)
+    await sequential(router, 20_000);
+    const added: number[] = [];
+    const all = { direct: [] as number[], router: [] as number[] };
+    for (let rep = 0; rep < reps * 2; rep++) {
+      const order = rep % 2 === 0 ? (['direct', 'router'] as const) : (['router', 'direct'] as const);
+      const round = { direct: [] as number[], router: [] as number[] };
+      for (const arm of order) round[arm] = await sequential(arm === 'direct' ? direct : router, 10_000);
+      const p99 = (values: number[]) =>
+        percentile(
+          [...values].sort((a, b) => a - b),
+          99,
+        );
+      added.push(p99(round.router) - p99(round.direct));
+      all.direct.push(...round.direct);
+      all.router.push(...round.router);
+    }
+    for (const arm of ['direct', 'router'] as const) {
+      const sorted = all[arm].sort((a, b) => a - b);
+      cases.push({
+        name: `${arm} in-memory transport c1`,
+        arm,
+        load: 'c1 in-memory',
+        p50Ms: percentile(sorted, 50) / 1000,
+        p99Ms: percentile(sorted, 99) / 1000,
+        extra: arm === 'router' ? { addedP99UsPerRound: added } : {},
+      });
+    }
+    return median(added);
+  } finally {
+    await router.close();
+  }
+}
+
+/** Runs the strategies' benchmarks; returns their named figures and targets for the suite's report. */
+export async function routerStrategies(
+  cases: BenchCase[],
+): Promise<{ ratios: Record<string, number>; targets: Record<string, string> }> {
+  const sliceMs = Number(flag('strategySliceMs') ?? 1000);
+  const reps = Number(flag('strategyReps') ?? 6);
+  const p2c = await p2cVersusWeighted(sliceMs, reps, cases);
+  const addedUs = await addedLatency(reps, cases);
+  return {
+    ratios: { p2c_vs_weighted_slow_endpoint: p2c, router_added_p99_us: addedUs },
+    targets: { p2c_vs_weighted_slow_endpoint: '>= 1.3', router_added_p99_us: '<= 50' },
+  };
+}
