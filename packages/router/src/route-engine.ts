@@ -23,6 +23,7 @@ import { classifyError, type ErrorClass, isGatewayFailure } from './classify.js'
 import type { ResolvedRouterOptions } from './config.js';
 import { fullJitterDelay } from './full-jitter-delay.js';
 import { LoadBook } from './load-stats.js';
+import { openAttempt } from './open-attempt.js';
 import { RetryBudget } from './retry-budget.js';
 import { defaultRoute, RoutePlanner } from './route-planner.js';
 import type { Attempted, AttemptHandle, ExecutePolicy, RouteTarget } from './route-target.js';
@@ -245,60 +246,12 @@ export class RouteEngine<T extends RouteTarget> {
     keepOpen: boolean,
     policy: ExecutePolicy<T>,
   ): Promise<AttemptResult<R, T>> {
-    const remaining = callScope.remainingMs();
-    const attemptTimeoutMs = this.#options.attemptTimeoutMs;
-    const limit =
-      remaining === undefined
-        ? attemptTimeoutMs
-        : Math.max(1, Math.min(remaining, attemptTimeoutMs ?? remaining));
-    // A stream's attempt timeout covers only its first answer: its scope has no deadline of its own
-    // but a timer that `stopTimer()` clears; the call's deadline still bounds the whole stream.
-    const scope = createCallScope({
-      signal: callScope.signal,
-      timeoutMs: keepOpen ? undefined : limit,
-      what: 'the attempt',
-      own: keepOpen,
-    });
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    if (keepOpen && attemptTimeoutMs !== undefined && limit !== undefined) {
-      timer = setTimeout(
-        () =>
-          scope.abort(
-            new InfergateError(ErrorCode.DeadlineExceeded, `the attempt timed out after ${limit} ms`, {
-              details: { timeoutMs: limit },
-            }),
-          ),
-        limit,
-      );
-    }
-    const load = this.load.get(target.name, policy.model);
-    let recorded = false;
-    load.start();
-    const started = performance.now();
-    const handle: AttemptHandle<T> = {
-      target,
-      attempt,
-      scope,
-      callScope,
-      permit,
+    const { handle, options } = openAttempt(call, callScope, target, permit, attempt, keepOpen, {
+      attemptTimeoutMs: this.#options.attemptTimeoutMs,
       span: this.#telemetry.startAttempt(target.name, attempt),
-      started,
-      load,
-      // Recorded once, at the first answer: a stream's latency is its first chunk's (the queued part).
-      stopTimer: (answered = true) => {
-        if (timer !== undefined) clearTimeout(timer);
-        if (answered && !recorded) load.record(performance.now() - started, Date.now());
-        recorded = true;
-      },
-    };
-    // The caller's options go through as they are unless the attempt has its own signal or deadline.
-    const passOn = keepOpen ? remaining : limit;
-    let options: CallOptions = call;
-    if ((scope.signal !== undefined && scope.signal !== call.signal) || passOn !== undefined) {
-      options = { ...call };
-      if (scope.signal !== undefined) options.signal = scope.signal;
-      if (passOn !== undefined) options.timeoutMs = passOn;
-    }
+      load: this.load.get(target.name, policy.model),
+    });
+    const scope = handle.scope;
     try {
       const value = await scope.race(run(target, options, handle));
       if (!keepOpen) {
