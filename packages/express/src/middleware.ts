@@ -3,6 +3,7 @@ import type { Gateway } from './gateway.js';
 import { type ErrorMappingOptions, sendError } from './http-errors.js';
 import type { Handler, HttpRequest, RequestContext } from './http-types.js';
 import { DEFAULT_REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
+import { sloOfRequest } from './slo-header.js';
 
 export type TenantResolver =
   | { header: string }
@@ -115,6 +116,7 @@ export function infergate<G extends Gateway>(options: InfergateMiddlewareOptions
         );
       }
       context.tenant = tenant;
+      context.slo = sloOfRequest(request);
       request.infergate = context;
       if (options.budget) {
         const release = await options.budget({ tenant, requestId, request });

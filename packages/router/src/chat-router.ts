@@ -3,6 +3,7 @@ import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, ChatStreamE
 import { estimateChatCost, type PriceSource } from './chat-price.js';
 import { type ChatRouterOptions, chatRouterConfigSchema } from './config.js';
 import { createBreaker } from './create-breaker.js';
+import type { RouteCallOptions } from './route-call-options.js';
 import type { ExecutePolicy, RouteTarget } from './route-engine.js';
 import { routedStream } from './routed-stream.js';
 import { RouterBase } from './router-base.js';
@@ -67,7 +68,7 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
     };
   }
 
-  async chat(request: ChatRequest, options: ChatCallOptions = {}): Promise<ChatResponse> {
+  async chat(request: ChatRequest, options: ChatCallOptions & RouteCallOptions = {}): Promise<ChatResponse> {
     const { value } = await this.engine.run(
       options as CallOptions,
       (target, attemptOptions) => target.model.chat(requestFor(target, request), attemptOptions),
@@ -76,7 +77,10 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
     return value;
   }
 
-  chatStream(request: ChatRequest, options: ChatCallOptions = {}): AsyncIterable<ChatStreamEvent> {
+  chatStream(
+    request: ChatRequest,
+    options: ChatCallOptions & RouteCallOptions = {},
+  ): AsyncIterable<ChatStreamEvent> {
     return routedStream(
       this.engine,
       options as CallOptions,

@@ -1,6 +1,7 @@
 import type { InferTransport } from '@infergate/core';
 import type { ChatModel } from '@infergate/llm';
 import { z } from 'zod';
+import { admissionSchema } from './admission.js';
 import { BALANCE_STRATEGIES, type BalanceStrategy } from './balance-strategy.js';
 import type { ProbeFunction } from './breaker.js';
 import type { BreakerSnapshot } from './breaker-state.js';
@@ -159,6 +160,8 @@ export const routerOptionsShape = {
     })
     .strict()
     .default({ strategy: 'weighted', decayMs: 1_000 }),
+  /** Deadline-aware admission and priority shedding. @default { lowPriorityShare: 0.75, minSamples: 5 } */
+  admission: admissionSchema.default({ lowPriorityShare: 0.75, minSamples: 5 }),
   /** Random source for balancing and jitter (tests). @default Math.random */
   random: fn<() => number>('random').optional(),
 };

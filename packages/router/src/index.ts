@@ -1,5 +1,6 @@
 // @infergate/router: see README.md. Public exports are listed here explicitly.
 
+export type { AdmissionOptions } from './admission.js';
 export type { BalanceStrategy } from './balance-strategy.js';
 export { BALANCE_STRATEGIES } from './balance-strategy.js';
 export type {
@@ -34,6 +35,7 @@ export { createInferRouter, createRouter, InferRouter } from './infer-router.js'
 export { readinessProbe } from './readiness-probe.js';
 export type { RetryBudgetOptions } from './retry-budget.js';
 export { RetryBudget } from './retry-budget.js';
+export type { RouteCallOptions } from './route-call-options.js';
 export { planRoute } from './route-plan.js';
 export type { RouterControls } from './router-base.js';
 export { RouterBase } from './router-base.js';

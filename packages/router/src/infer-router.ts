@@ -11,6 +11,7 @@ import { classifyError } from './classify.js';
 import { type RouterOptions, routerConfigSchema } from './config.js';
 import { createBreaker } from './create-breaker.js';
 import { readinessProbe } from './readiness-probe.js';
+import type { RouteCallOptions } from './route-call-options.js';
 import type { RouteTarget } from './route-engine.js';
 import { routedStream } from './routed-stream.js';
 import { RouterBase } from './router-base.js';
@@ -52,7 +53,7 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
     super(list, options);
   }
 
-  async infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
+  async infer(request: InferRequest, options: RouteCallOptions = {}): Promise<InferResponse> {
     const sequence = sequenceOf(request);
     const run = (target: TritonTarget, attemptOptions: CallOptions) =>
       target.transport.infer(request, attemptOptions);
@@ -93,7 +94,7 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
     }
   }
 
-  stream(request: InferRequest, options: CallOptions = {}): AsyncIterable<InferResponse> {
+  stream(request: InferRequest, options: RouteCallOptions = {}): AsyncIterable<InferResponse> {
     return routedStream(
       this.engine,
       options,

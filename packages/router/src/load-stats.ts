@@ -18,17 +18,23 @@ export class LoadStats {
   readonly #decayMs: number;
   readonly #recent = new Float64Array(WINDOW);
   #sorted: number[] | undefined;
+  /** The target's count over all its models, kept in step. */
+  readonly #total: { inFlight: number } | undefined;
 
-  constructor(decayMs: number) {
+  constructor(decayMs: number, total?: { inFlight: number }) {
     this.#decayMs = decayMs;
+    this.#total = total;
   }
 
   start(): void {
     this.inFlight += 1;
+    if (this.#total !== undefined) this.#total.inFlight += 1;
   }
 
   end(): void {
-    if (this.inFlight > 0) this.inFlight -= 1;
+    if (this.inFlight === 0) return;
+    this.inFlight -= 1;
+    if (this.#total !== undefined) this.#total.inFlight -= 1;
   }
 
   /** Records one answer's latency (a unary call's answer, a stream's first chunk). */
@@ -65,6 +71,7 @@ const MODELS_PER_TARGET = 1_024;
 /** Load figures per target and model: a Triton target serves many models at different speeds. */
 export class LoadBook {
   readonly #byTarget = new Map<string, Map<string, LoadStats>>();
+  readonly #totals = new Map<string, { inFlight: number }>();
   readonly #decayMs: number;
 
   constructor(decayMs: number) {
@@ -74,13 +81,16 @@ export class LoadBook {
   /** The figures of `target` serving `model` ('' when the router's targets each serve one model). */
   get(target: string, model = ''): LoadStats {
     let models = this.#byTarget.get(target);
-    if (models === undefined) {
+    let total = this.#totals.get(target);
+    if (models === undefined || total === undefined) {
       models = new Map();
+      total = { inFlight: 0 };
       this.#byTarget.set(target, models);
+      this.#totals.set(target, total);
     }
     let stats = models.get(model);
     if (stats === undefined) {
-      stats = new LoadStats(this.#decayMs);
+      stats = new LoadStats(this.#decayMs, total);
       if (models.size >= MODELS_PER_TARGET) {
         const oldest = models.keys().next();
         if (oldest.done !== true) models.delete(oldest.value);
@@ -88,5 +98,10 @@ export class LoadBook {
       models.set(model, stats);
     }
     return stats;
+  }
+
+  /** Calls in flight to `target`, all models together. */
+  inFlight(target: string): number {
+    return this.#totals.get(target)?.inFlight ?? 0;
   }
 }

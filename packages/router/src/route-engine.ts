@@ -9,6 +9,7 @@ import {
   sleep,
 } from '@infergate/core';
 import { SpanStatusCode } from '@opentelemetry/api';
+import { Admission, admissionCall, type Refusal } from './admission.js';
 import type { Breaker, BreakerPermit } from './breaker.js';
 import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
 import {
@@ -71,6 +72,7 @@ export class RouteEngine<T extends RouteTarget> {
   /** Calls in flight and latency averages per target and model (balancing, admission, hedging). */
   readonly load: LoadBook;
   readonly #planner: RoutePlanner<T>;
+  readonly #admission: Admission;
   readonly #options: ResolvedRouterOptions;
   readonly #random: () => number;
   readonly #budget: RetryBudget;
@@ -87,6 +89,7 @@ export class RouteEngine<T extends RouteTarget> {
     this.#options = options;
     this.#random = options.random ?? Math.random;
     this.load = new LoadBook(options.balance.decayMs);
+    this.#admission = new Admission(options.admission, this.load);
     this.#planner = new RoutePlanner(
       options.route ?? defaultRoute(targets, options.balance.strategy),
       this.targets,
@@ -141,8 +144,13 @@ export class RouteEngine<T extends RouteTarget> {
     let lastClass: ErrorClass | undefined;
     let lastTarget: string | undefined;
     let minContext: number | undefined;
+    // A call whose deadline already passed (or that was aborted) reaches no target at all.
+    if (callScope.signal?.aborted === true) throw abortError(callScope.signal);
+    const admit = admissionCall(call);
     for (;;) {
       const candidates = pinned !== undefined ? [pinned] : this.#planner.candidates(policy);
+      const budgetMs = this.#admission.budgetMs(admit, callScope);
+      let refused: Refusal | undefined;
       const avoid = failed;
       const avoidFailed =
         avoid !== undefined && candidates.some((target) => canTake(target, avoid, minContext));
@@ -151,6 +159,14 @@ export class RouteEngine<T extends RouteTarget> {
         if (!fits(target, minContext)) continue;
         if (avoidFailed && avoid?.has(target) === true) continue;
         if (pinned === undefined && target.cooling.active(Date.now())) continue;
+        const refusal =
+          pinned === undefined
+            ? this.#admission.refuse(target.name, policy.model, admit, budgetMs)
+            : undefined;
+        if (refusal !== undefined) {
+          refused ??= refusal;
+          continue;
+        }
         const permit = target.breaker.acquire();
         if (permit === undefined) continue;
         tried += 1;
@@ -202,6 +218,10 @@ export class RouteEngine<T extends RouteTarget> {
         throw lastError ?? unavailableError(candidates);
       }
       if (tried === 0 && lastError === undefined) {
+        if (refused !== undefined) {
+          const names = candidates.map((target) => target.name);
+          throw this.#admission.error(refused, names, policy.model, admit, budgetMs);
+        }
         if (pinned === undefined && this.#options.whenAllOpen === 'least-recently-failed') {
           const target = leastRecentlyFailed(candidates, minContext);
           if (target !== undefined) {

@@ -1,0 +1,11 @@
+import type { CallOptions } from '@infergate/core';
+
+/** Per-call options both routers read on top of `CallOptions`. */
+export interface RouteCallOptions extends CallOptions {
+  /**
+   * Time to the first answer this call must meet, in ms: a target whose observed latency for the
+   * model is longer is passed over, and with none left the call fails at once with
+   * DEADLINE_EXCEEDED ("cannot meet deadline"). @default the context's `CALL_SLO_CONTEXT`, else none
+   */
+  sloTtftMs?: number;
+}
