@@ -1,4 +1,4 @@
-import { type CallOptions, parseOptions } from '@infergate/core';
+import { parseOptions } from '@infergate/core';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, ChatStreamEvent } from '@infergate/llm';
 import { estimateChatCost, type PriceSource } from './chat-price.js';
 import { type ChatRouterOptions, chatRouterConfigSchema } from './config.js';
@@ -69,8 +69,8 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
   }
 
   async chat(request: ChatRequest, options: ChatCallOptions & RouteCallOptions = {}): Promise<ChatResponse> {
-    const { value } = await this.engine.run(
-      options as CallOptions,
+    const { value } = await this.runner.run(
+      options,
       (target, attemptOptions) => target.model.chat(requestFor(target, request), attemptOptions),
       this.#policy(request),
     );
@@ -83,7 +83,8 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
   ): AsyncIterable<ChatStreamEvent> {
     return routedStream(
       this.engine,
-      options as CallOptions,
+      this.runner,
+      options,
       (target, attemptOptions) => target.model.chatStream(requestFor(target, request), attemptOptions),
       (events): ChatStreamPartial => ({
         text: events.map((event) => (event.type === 'text-delta' ? event.text : '')).join(''),

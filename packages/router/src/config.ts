@@ -6,6 +6,7 @@ import { BALANCE_STRATEGIES, type BalanceStrategy } from './balance-strategy.js'
 import type { ProbeFunction } from './breaker.js';
 import type { BreakerSnapshot } from './breaker-state.js';
 import type { PriceSource } from './chat-price.js';
+import { hedgeSchema } from './hedger.js';
 
 /**
  * A route: a target name, an ordered fallback chain, or a weighted group of peers. Routes nest, so
@@ -162,6 +163,8 @@ export const routerOptionsShape = {
     .default({ strategy: 'weighted', decayMs: 1_000 }),
   /** Deadline-aware admission and priority shedding. @default { lowPriorityShare: 0.75, minSamples: 5 } */
   admission: admissionSchema.default({ lowPriorityShare: 0.75, minSamples: 5 }),
+  /** Hedged requests for calls marked `idempotent`. @default none (no hedging) */
+  hedge: hedgeSchema.optional(),
   /** Random source for balancing and jitter (tests). @default Math.random */
   random: fn<() => number>('random').optional(),
 };

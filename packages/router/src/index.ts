@@ -31,6 +31,7 @@ export type {
 } from './config.js';
 export { breakerOptionsSchema, chatRouterConfigSchema, routerConfigSchema } from './config.js';
 export { fullJitterDelay } from './full-jitter-delay.js';
+export type { HedgeOptions } from './hedger.js';
 export { createInferRouter, createRouter, InferRouter } from './infer-router.js';
 export { readinessProbe } from './readiness-probe.js';
 export type { RetryBudgetOptions } from './retry-budget.js';

@@ -58,7 +58,7 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
     const run = (target: TritonTarget, attemptOptions: CallOptions) =>
       target.transport.infer(request, attemptOptions);
     if (sequence === undefined)
-      return (await this.engine.run(options, run, { model: request.model, costOf })).value;
+      return (await this.runner.run(options, run, { model: request.model, costOf })).value;
     const pinnedName = sequence.start ? undefined : this.#pins.get(sequence.key);
     if (pinnedName === undefined) {
       // START (or a sequence this router has not seen): choose a target, fall back if needed, never retry.
@@ -97,6 +97,7 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
   stream(request: InferRequest, options: RouteCallOptions = {}): AsyncIterable<InferResponse> {
     return routedStream(
       this.engine,
+      this.runner,
       options,
       (target, attemptOptions) => target.transport.stream(request, attemptOptions),
       (responses) => ({ responses }),

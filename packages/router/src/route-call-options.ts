@@ -8,4 +8,9 @@ export interface RouteCallOptions extends CallOptions {
    * DEADLINE_EXCEEDED ("cannot meet deadline"). @default the context's `CALL_SLO_CONTEXT`, else none
    */
   sloTtftMs?: number;
+  /**
+   * The call may run twice without harm: with the router's `hedge` option, a slow first attempt
+   * gets a second one on another target and the first answer wins. @default false
+   */
+  idempotent?: boolean;
 }

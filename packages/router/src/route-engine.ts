@@ -156,7 +156,7 @@ export class RouteEngine<T extends RouteTarget> {
         avoid !== undefined && candidates.some((target) => canTake(target, avoid, minContext));
       let tried = 0;
       for (const target of candidates) {
-        if (!fits(target, minContext)) continue;
+        if (!fits(target, minContext) || policy.exclude?.has(target) === true) continue;
         if (avoidFailed && avoid?.has(target) === true) continue;
         if (pinned === undefined && target.cooling.active(Date.now())) continue;
         const refusal =
