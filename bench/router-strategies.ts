@@ -7,7 +7,11 @@
 // - router_added_p99_us: an in-memory transport that answers at once, called directly and through
 //   a router (a two-target `p2c-ewma` group), one call at a time, blocks interleaved; p99 routed −
 //   p99 direct, in µs (median of the rounds).
-//   pnpm bench router [--strategySliceMs 1000] [--strategyReps 6]
+// - hedged_p99_ratio: two reference servers whose `simulated_gpu` answers 3% of calls 100 ms late
+//   (outside the slot); an open loop at 150 calls/s of idempotent calls through a router without
+//   hedging and one hedging after the first target's p95 (budget 10%), runs interleaved; p99 with
+//   hedging ÷ p99 without (latency from the scheduled send), with the extra attempts per call.
+//   pnpm bench router [--strategySliceMs 1000] [--strategyReps 6] [--hedgeRate 150] [--hedgeMs 3000]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -168,6 +172,84 @@ async function p2cVersusWeighted(sliceMs: number, reps: number, cases: BenchCase
   }
 }
 
+/** Open loop: `rate` calls/s for `ms`, latency from each call's scheduled send time. */
+async function openLoop(router: InferRouter, rate: number, ms: number): Promise<number[]> {
+  const latencies: Promise<number>[] = [];
+  const started = performance.now();
+  const total = Math.round((rate * ms) / 1000);
+  for (let sent = 0; sent < total; ) {
+    const due = Math.floor(((performance.now() - started) * rate) / 1000);
+    while (sent < Math.min(due + 1, total)) {
+      const scheduled = started + (sent * 1000) / rate;
+      latencies.push(
+        router.infer(gpuRequest, { idempotent: true }).then(() => performance.now() - scheduled),
+      );
+      sent += 1;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  return Promise.all(latencies);
+}
+
+async function hedging(
+  reps: number,
+  rate: number,
+  ms: number,
+  cases: BenchCase[],
+): Promise<{ ratio: number; extraLoad: number }> {
+  const servers = await Promise.all(
+    [0, 1].map(() => startServer({ baseMs: 2, tailProbability: 0.03, tailMs: 100 })),
+  );
+  const clients = servers.map((server) => createTritonClient({ url: server.url, enableGpuIpc: false }));
+  const targets = clients.map((client, index) => ({ name: `s${index}`, transport: client.grpc }));
+  const route = { group: [{ route: 's0' }, { route: 's1' }] };
+  const plain = createInferRouter({ name: 'plain', targets, route });
+  const hedged = createInferRouter({ name: 'hedged', targets, route, hedge: { delay: 'p95', budget: 0.1 } });
+  let attempts = 0;
+  hedged.on('attempt', () => {
+    attempts += 1;
+  });
+  try {
+    await openLoop(plain, rate, 1_000); // warm up, and give the hedged router its p95
+    await openLoop(hedged, rate, 1_000);
+    const arms = { 'no-hedge': [] as number[], hedged: [] as number[] };
+    const p99s = { 'no-hedge': [] as number[], hedged: [] as number[] };
+    let calls = 0;
+    attempts = 0;
+    for (let rep = 0; rep < reps; rep++) {
+      const order = rep % 2 === 0 ? (['no-hedge', 'hedged'] as const) : (['hedged', 'no-hedge'] as const);
+      for (const arm of order) {
+        const latencies = await openLoop(arm === 'hedged' ? hedged : plain, rate, ms);
+        if (arm === 'hedged') calls += latencies.length;
+        arms[arm].push(...latencies);
+        p99s[arm].push(
+          percentile(
+            [...latencies].sort((a, b) => a - b),
+            99,
+          ),
+        );
+      }
+    }
+    const extraLoad = attempts / calls - 1;
+    for (const arm of ['no-hedge', 'hedged'] as const) {
+      const sorted = arms[arm].sort((a, b) => a - b);
+      cases.push({
+        name: `${arm} open ${rate}/s, 3% of answers 100 ms late`,
+        arm,
+        load: `open${rate}`,
+        p50Ms: percentile(sorted, 50),
+        p99Ms: percentile(sorted, 99),
+        extra: { p99PerRunMs: p99s[arm], ...(arm === 'hedged' ? { extraLoad } : {}) },
+      });
+    }
+    return { ratio: median(p99s.hedged) / median(p99s['no-hedge']), extraLoad };
+  } finally {
+    await Promise.all([plain.close(), hedged.close()]);
+    await Promise.all(clients.map((client) => client.close()));
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+}
+
 /** Sequential calls for a fixed count: per-call latencies in µs. */
 async function sequential(transport: InferTransport, count: number): Promise<number[]> {
   const latencies: number[] = [];
@@ -237,9 +319,25 @@ export async function routerStrategies(
   const sliceMs = Number(flag('strategySliceMs') ?? 1000);
   const reps = Number(flag('strategyReps') ?? 6);
   const p2c = await p2cVersusWeighted(sliceMs, reps, cases);
+  const hedge = await hedging(
+    Math.max(2, Math.round(reps / 2)),
+    Number(flag('hedgeRate') ?? 150),
+    Number(flag('hedgeMs') ?? 3000),
+    cases,
+  );
   const addedUs = await addedLatency(reps, cases);
   return {
-    ratios: { p2c_vs_weighted_slow_endpoint: p2c, router_added_p99_us: addedUs },
-    targets: { p2c_vs_weighted_slow_endpoint: '>= 1.3', router_added_p99_us: '<= 50' },
+    ratios: {
+      p2c_vs_weighted_slow_endpoint: p2c,
+      hedged_p99_ratio: hedge.ratio,
+      hedge_extra_load: hedge.extraLoad,
+      router_added_p99_us: addedUs,
+    },
+    targets: {
+      p2c_vs_weighted_slow_endpoint: '>= 1.3',
+      hedged_p99_ratio: '<= 0.5',
+      hedge_extra_load: '<= 0.1',
+      router_added_p99_us: '<= 50',
+    },
   };
 }
