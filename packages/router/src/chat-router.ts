@@ -1,5 +1,6 @@
 import { parseOptions } from '@infergate/core';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, ChatStreamEvent } from '@infergate/llm';
+import { affinityKeyOf } from './affinity.js';
 import { estimateChatCost, type PriceSource } from './chat-price.js';
 import { type ChatRouterOptions, chatRouterConfigSchema } from './config.js';
 import { createBreaker } from './create-breaker.js';
@@ -35,6 +36,9 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
   /** The largest window among the targets, when every target states one. */
   readonly contextWindow?: number;
   readonly #prices: PriceSource | undefined;
+  readonly #affinityKey:
+    | ((request: ChatRequest, options: RouteCallOptions) => string | undefined)
+    | undefined;
 
   constructor(config: ChatRouterOptions) {
     const { targets, prices, ...options } = parseOptions(
@@ -55,12 +59,14 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
     const windows = list.map((target) => target.contextWindow);
     if (windows.every((window) => window !== undefined)) this.contextWindow = Math.max(...windows);
     this.#prices = prices;
+    this.#affinityKey = options.affinity.key;
   }
 
   /** The call's policy: its price on each target (a target's `cost`, else the price list's estimate). */
-  #policy(request: ChatRequest): ExecutePolicy<ChatTarget> {
+  #policy(request: ChatRequest, options: RouteCallOptions): ExecutePolicy<ChatTarget> {
     const prices = this.#prices;
     return {
+      affinityKey: affinityKeyOf(request, options, this.#affinityKey),
       costOf: (target) => {
         if (target.cost !== undefined || prices === undefined) return target.cost;
         return estimateChatCost(prices, requestFor(target, request).model, request);
@@ -72,7 +78,7 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
     const { value } = await this.runner.run(
       options,
       (target, attemptOptions) => target.model.chat(requestFor(target, request), attemptOptions),
-      this.#policy(request),
+      this.#policy(request, options),
     );
     return value;
   }
@@ -90,7 +96,7 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
         text: events.map((event) => (event.type === 'text-delta' ? event.text : '')).join(''),
         events,
       }),
-      this.#policy(request),
+      this.#policy(request, options),
     );
   }
 }

@@ -1,5 +1,5 @@
-import type { InferTransport } from '@infergate/core';
-import type { ChatModel } from '@infergate/llm';
+import type { InferRequest, InferTransport } from '@infergate/core';
+import type { ChatModel, ChatRequest } from '@infergate/llm';
 import { z } from 'zod';
 import { admissionSchema } from './admission.js';
 import { BALANCE_STRATEGIES, type BalanceStrategy } from './balance-strategy.js';
@@ -7,6 +7,7 @@ import type { ProbeFunction } from './breaker.js';
 import type { BreakerSnapshot } from './breaker-state.js';
 import type { PriceSource } from './chat-price.js';
 import { hedgeSchema } from './hedger.js';
+import type { RouteCallOptions } from './route-call-options.js';
 
 /**
  * A route: a target name, an ordered fallback chain, or a weighted group of peers. Routes nest, so
@@ -262,14 +263,40 @@ export function checkTargets(
   }
 }
 
+/** Affinity options of a router whose calls take `Q` requests. */
+function affinitySchema<Q>() {
+  return z
+    .object({
+      /**
+       * The key of a call (a session id, a hash of the prompt's prefix): calls with the same key go
+       * to the same member of each group while it is healthy and not overloaded (rendezvous
+       * hashing). A call's own `affinityKey` wins. Without a `route`, all targets form one group.
+       * @default none
+       */
+      key: fn<(request: Q, options: RouteCallOptions) => string | undefined>('affinity.key').optional(),
+      /**
+       * A target may hold this many times its fair share of the group's calls in flight before a
+       * key that lives on it spills to its next choice (bounded-load consistent hashing). @default 1.25
+       */
+      maxLoadFactor: z.number().min(1).finite().default(1.25),
+    })
+    .strict()
+    .default({ maxLoadFactor: 1.25 });
+}
+
 export const routerConfigSchema = z
-  .object({ ...routerOptionsShape, targets: z.array(tritonTargetSchema).min(1, 'a router needs a target') })
+  .object({
+    ...routerOptionsShape,
+    affinity: affinitySchema<InferRequest>(),
+    targets: z.array(tritonTargetSchema).min(1, 'a router needs a target'),
+  })
   .strict()
   .superRefine(checkTargets);
 
 export const chatRouterConfigSchema = z
   .object({
     ...routerOptionsShape,
+    affinity: affinitySchema<ChatRequest>(),
     targets: z.array(chatTargetSchema).min(1, 'a router needs a target'),
     /**
      * Prices for `lowest-cost` and the fallback price guard: a `PriceCatalog` from @infergate/cost
@@ -302,6 +329,8 @@ export type TritonTargetConfig = z.input<typeof tritonTargetSchema>;
 export type ChatTargetConfig = z.input<typeof chatTargetSchema>;
 
 /** The options the engine reads, common to both routers. */
-export type ResolvedRouterOptions = Omit<ResolvedRouterConfig, 'targets'>;
+export type ResolvedRouterOptions = Omit<ResolvedRouterConfig, 'targets' | 'affinity'> & {
+  affinity: { maxLoadFactor: number; key?: unknown };
+};
 
 export type { BalanceStrategy };

@@ -7,6 +7,7 @@ import {
   type InferTransport,
   parseOptions,
 } from '@infergate/core';
+import { affinityKeyOf } from './affinity.js';
 import { classifyError } from './classify.js';
 import { type RouterOptions, routerConfigSchema } from './config.js';
 import { createBreaker } from './create-breaker.js';
@@ -31,6 +32,9 @@ const costOf = (target: TritonTarget) => target.cost;
  */
 export class InferRouter extends RouterBase<TritonTarget> implements InferTransport {
   readonly #pins = new SequencePins();
+  readonly #affinityKey:
+    | ((request: InferRequest, options: RouteCallOptions) => string | undefined)
+    | undefined;
 
   constructor(config: RouterOptions) {
     const { targets, ...options } = parseOptions(routerConfigSchema, config, 'router config');
@@ -51,21 +55,27 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
       };
     });
     super(list, options);
+    this.#affinityKey = options.affinity.key;
   }
 
   async infer(request: InferRequest, options: RouteCallOptions = {}): Promise<InferResponse> {
     const sequence = sequenceOf(request);
     const run = (target: TritonTarget, attemptOptions: CallOptions) =>
       target.transport.infer(request, attemptOptions);
-    if (sequence === undefined)
-      return (await this.runner.run(options, run, { model: request.model, costOf })).value;
+    if (sequence === undefined) {
+      const affinityKey = affinityKeyOf(request, options, this.#affinityKey);
+      return (await this.runner.run(options, run, { model: request.model, costOf, affinityKey })).value;
+    }
     const pinnedName = sequence.start ? undefined : this.#pins.get(sequence.key);
     if (pinnedName === undefined) {
-      // START (or a sequence this router has not seen): choose a target, fall back if needed, never retry.
+      // START (or a sequence this router has not seen): the sequence's affinity home (rendezvous
+      // hashing on its id, spilling over when that target is down or overloaded), never retried.
+      // Pinning then keeps it there: a sequence's state lives on one target.
       const { value, handle } = await this.engine.run(options, run, {
         retries: false,
         model: request.model,
         costOf,
+        affinityKey: sequence.key,
       });
       if (!sequence.end) this.#pins.pin(sequence.key, handle.target.name);
       return value;
@@ -101,7 +111,7 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
       options,
       (target, attemptOptions) => target.transport.stream(request, attemptOptions),
       (responses) => ({ responses }),
-      { model: request.model, costOf },
+      { model: request.model, costOf, affinityKey: affinityKeyOf(request, options, this.#affinityKey) },
     );
   }
 

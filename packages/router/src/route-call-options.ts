@@ -13,4 +13,9 @@ export interface RouteCallOptions extends CallOptions {
    * gets a second one on another target and the first answer wins. @default false
    */
   idempotent?: boolean;
+  /**
+   * Keeps this call on the same member of each group as other calls with this key (a session id,
+   * a hash of the prompt's prefix, for KV and prompt-cache reuse). @default the router's `affinity.key`
+   */
+  affinityKey?: string;
 }

@@ -91,11 +91,12 @@ export class RouteEngine<T extends RouteTarget> {
     this.load = new LoadBook(options.balance.decayMs);
     this.#admission = new Admission(options.admission, this.load);
     this.#planner = new RoutePlanner(
-      options.route ?? defaultRoute(targets, options.balance.strategy),
+      options.route ?? defaultRoute(targets, options.balance.strategy, options.affinity.key !== undefined),
       this.targets,
       options.balance.strategy,
       this.#random,
       this.load,
+      options.affinity.maxLoadFactor,
     );
     this.#budget = new RetryBudget(options.retry.budget);
     this.#telemetry = telemetry;

@@ -1,3 +1,4 @@
+import { affinityOrder } from './affinity.js';
 import { type BalanceMember, type BalanceStrategy, orderMembers } from './balance-strategy.js';
 import type { RouteNode } from './config.js';
 import type { LoadBook } from './load-stats.js';
@@ -9,6 +10,8 @@ export interface PlanContext<T> {
   model?: string | undefined;
   /** Estimated price of the call on a target, in USD (`lowest-cost`). */
   costOf?: ((target: T) => number | undefined) | undefined;
+  /** Keeps calls with the same key on the same member of each group (rendezvous hashing). */
+  affinityKey?: string | undefined;
 }
 
 function usesLoad(node: RouteNode, strategy: BalanceStrategy): boolean {
@@ -20,6 +23,7 @@ function usesLoad(node: RouteNode, strategy: BalanceStrategy): boolean {
 
 interface Member<T> extends BalanceMember {
   targets: T[];
+  first: string | undefined;
 }
 
 /**
@@ -35,6 +39,7 @@ export class RoutePlanner<T extends RouteTarget> {
   readonly #random: () => number;
   readonly #book: LoadBook;
   readonly #byLoad: boolean;
+  readonly #maxLoadFactor: number;
   #fixed: readonly T[] | undefined;
 
   constructor(
@@ -43,7 +48,9 @@ export class RoutePlanner<T extends RouteTarget> {
     strategy: BalanceStrategy,
     random: () => number,
     book: LoadBook,
+    maxLoadFactor: number,
   ) {
+    this.#maxLoadFactor = maxLoadFactor;
     this.#route = route;
     this.#targets = targets;
     this.#strategy = strategy;
@@ -53,8 +60,9 @@ export class RoutePlanner<T extends RouteTarget> {
   }
 
   candidates(context: PlanContext<T> = {}): readonly T[] {
-    if (this.#fixed !== undefined) return this.#fixed;
-    if (this.#byLoad) return this.#plan(this.#route, context, []);
+    const keyed = context.affinityKey !== undefined;
+    if (this.#fixed !== undefined && !keyed) return this.#fixed;
+    if (this.#byLoad || keyed) return this.#plan(this.#route, context, []);
     const list: T[] = [];
     for (const name of planRoute(this.#route, this.#random)) {
       const target = this.#targets.get(name);
@@ -81,11 +89,17 @@ export class RoutePlanner<T extends RouteTarget> {
           weight,
           key: this.#random() ** (1 / weight),
           targets,
+          first: first?.name,
           load: first === undefined ? undefined : this.#book.get(first.name, context.model),
           cost: first === undefined ? undefined : context.costOf?.(first),
         };
       });
-      for (const member of orderMembers(members, node.strategy ?? this.#strategy)) {
+      const key = context.affinityKey;
+      const ordered =
+        key === undefined
+          ? orderMembers(members, node.strategy ?? this.#strategy)
+          : affinityOrder(members, key, this.#book, this.#maxLoadFactor);
+      for (const member of ordered) {
         for (const target of member.targets) if (!into.includes(target)) into.push(target);
       }
     }
@@ -93,9 +107,16 @@ export class RoutePlanner<T extends RouteTarget> {
   }
 }
 
-/** Without a `route`: a fallback chain in the listed order, or one group when a strategy balances load. */
-export function defaultRoute(targets: readonly RouteTarget[], strategy: BalanceStrategy): RouteNode {
+/**
+ * Without a `route`: a fallback chain in the listed order, or one group of all targets when a
+ * strategy balances load or calls carry affinity keys (both act within groups).
+ */
+export function defaultRoute(
+  targets: readonly RouteTarget[],
+  strategy: BalanceStrategy,
+  affinity: boolean,
+): RouteNode {
   const names = targets.map((target) => target.name);
-  if (strategy === 'weighted') return { fallback: names };
+  if (strategy === 'weighted' && !affinity) return { fallback: names };
   return { group: names.map((route) => ({ route })) };
 }

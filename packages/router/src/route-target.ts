@@ -20,6 +20,8 @@ export interface ExecutePolicy<T> {
   retries?: boolean;
   /** The model the call runs: load figures are kept per target and model. @default one figure per target */
   model?: string | undefined;
+  /** Keeps calls with the same key on the same member of each group. @default none */
+  affinityKey?: string | undefined;
   /** Targets this call must not use (a hedge avoids the first attempt's). @default none */
   exclude?: ReadonlySet<T> | undefined;
   /** Estimated price of the call on a target, in USD (`lowest-cost`); undefined when unknown. */
