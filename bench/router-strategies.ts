@@ -11,6 +11,11 @@
 //   (outside the slot); an open loop at 150 calls/s of idempotent calls through a router without
 //   hedging and one hedging after the first target's p95 (budget 10%), runs interleaved; p99 with
 //   hedging ÷ p99 without (latency from the scheduled send), with the extra attempts per call.
+// - affinity_hit_rate: 3 reference servers in child processes (`simulated_gpu`, 1 ms), 300 session
+//   keys drawn uniformly, 16 workers for 3 s through a router with `affinity.key`; the share of
+//   calls that land on their key's home (the target most of the key's calls landed on).
+//   affinity_hit_rate_zipf: Zipf-like key popularity with the bounded-load guard on (maxLoadFactor
+//   1.25): what spreading hot keys costs in hits.
 //   pnpm bench router [--strategySliceMs 1000] [--strategyReps 6] [--hedgeRate 150] [--hedgeMs 3000]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -250,6 +255,78 @@ async function hedging(
   }
 }
 
+async function affinityHitRate(ms: number, zipf: boolean, cases: BenchCase[]): Promise<number> {
+  const servers = await Promise.all([0, 1, 2].map(() => startServer({ baseMs: 1 })));
+  const clients = servers.map((server) => createTritonClient({ url: server.url, enableGpuIpc: false }));
+  /** Per key, how many of its calls landed on each target. */
+  const landed = new Map<string, Map<string, number>>();
+  // Each target's transport notes where each key's calls land (the attempt's options carry the tenant).
+  const landing = (name: string, transport: InferTransport): InferTransport => ({
+    infer(request, options) {
+      const key = options.tenant ?? '';
+      const counts = landed.get(key) ?? new Map<string, number>();
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+      landed.set(key, counts);
+      return transport.infer(request, options);
+    },
+    stream: (request, options) => transport.stream(request, options),
+  });
+  const router = createInferRouter({
+    targets: clients.map((client, index) => ({
+      name: `s${index}`,
+      transport: landing(`s${index}`, client.grpc),
+    })),
+    affinity: { key: (_request, options) => options.tenant, ...(zipf ? { maxLoadFactor: 1.25 } : {}) },
+  });
+  const keys = 300;
+  // Uniform, or Zipf-like: key i drawn with weight 1 / (i + 1), so a few keys are hot.
+  const weights = Array.from({ length: keys }, (_, index) => (zipf ? 1 / (index + 1) : 1));
+  const total = weights.reduce((sum, weight) => sum + weight, 0);
+  const draw = () => {
+    let left = Math.random() * total;
+    for (let index = 0; index < keys; index++) {
+      left -= weights[index] as number;
+      if (left <= 0) return index;
+    }
+    return keys - 1;
+  };
+  const latencies: number[] = [];
+  try {
+    const end = performance.now() + ms;
+    const worker = async () => {
+      while (performance.now() < end) {
+        const started = performance.now();
+        await router.infer(gpuRequest, { tenant: `session-${draw()}` });
+        latencies.push(performance.now() - started);
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, worker));
+  } finally {
+    await router.close();
+    await Promise.all(clients.map((client) => client.close()));
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+  // A key's home is where most of its calls landed; a hit is a call that landed there.
+  let hits = 0;
+  let calls = 0;
+  for (const counts of landed.values()) {
+    const values = [...counts.values()];
+    hits += Math.max(...values);
+    calls += values.reduce((sum, count) => sum + count, 0);
+  }
+  const sorted = latencies.sort((x, y) => x - y);
+  cases.push({
+    name: `affinity c16, 300 ${zipf ? 'Zipf' : 'uniform'} keys, 3 endpoints`,
+    arm: 'affinity',
+    load: zipf ? 'c16 zipf, maxLoadFactor 1.25' : 'c16 uniform',
+    itemsPerSec: latencies.length / (ms / 1000),
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    extra: { keys: landed.size, calls, hits },
+  });
+  return hits / calls;
+}
+
 /** Sequential calls for a fixed count: per-call latencies in µs. */
 async function sequential(transport: InferTransport, count: number): Promise<number[]> {
   const latencies: number[] = [];
@@ -325,18 +402,24 @@ export async function routerStrategies(
     Number(flag('hedgeMs') ?? 3000),
     cases,
   );
+  const hitRate = await affinityHitRate(Number(flag('affinityMs') ?? 3000), false, cases);
+  const zipfHitRate = await affinityHitRate(Number(flag('affinityMs') ?? 3000), true, cases);
   const addedUs = await addedLatency(reps, cases);
   return {
     ratios: {
       p2c_vs_weighted_slow_endpoint: p2c,
       hedged_p99_ratio: hedge.ratio,
       hedge_extra_load: hedge.extraLoad,
+      affinity_hit_rate: hitRate,
+      affinity_hit_rate_zipf: zipfHitRate,
       router_added_p99_us: addedUs,
     },
     targets: {
       p2c_vs_weighted_slow_endpoint: '>= 1.3',
       hedged_p99_ratio: '<= 0.5',
       hedge_extra_load: '<= 0.1',
+      affinity_hit_rate: '>= 0.99',
+      affinity_hit_rate_zipf: 'report',
       router_added_p99_us: '<= 50',
     },
   };

@@ -138,6 +138,20 @@ describe('affinity', () => {
     expect(new Set(ids).size).toBe(3);
   });
 
+  it('spills a key to its next choice when its target is at admission.maxInFlight, and only then', async () => {
+    const { routed, targets } = three({ admission: { maxInFlight: 2 } });
+    const home = (await routed.infer(request, { tenant: 'k' })).id;
+    for (const each of Object.values(targets)) each.hold = true;
+    const calls = [1, 2, 3, 4].map(() => routed.infer(request, { tenant: 'k' }));
+    await vi.waitFor(() => expect(Object.values(targets).reduce((sum, each) => sum + each.calls, 0)).toBe(5));
+    for (const each of Object.values(targets)) each.release();
+    const ids = (await Promise.all(calls)).map((answer) => answer.id);
+    // Two fit at home; the two others go to one next choice (the same one: rendezvous order).
+    expect(ids.slice(0, 2)).toEqual([home, home]);
+    expect(ids[2]).not.toBe(home);
+    expect(ids[3]).toBe(ids[2]);
+  });
+
   it('starts a Triton sequence on its id’s home, the same one on every router', async () => {
     const start = (id: number): InferRequest => ({
       ...request,

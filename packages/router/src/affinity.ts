@@ -33,21 +33,26 @@ export interface AffinityMember {
  * Orders a group's members for an affinity key by weighted rendezvous hashing (highest random
  * weight): each member scores −weight / ln(hash(key, member)), the best score is the key's home, and
  * removing a member moves only the keys that lived on it. Bounded load (as in Mirrokni, Thorup and
- * Zadimoghaddam's consistent hashing with bounded loads): a member whose target already has more
- * than `maxLoadFactor` × its fair share of the group's calls in flight goes to the back, so a hot
- * key spills to its next choice instead of piling onto one target. Members whose breaker is open
- * or that are cooling are skipped later by the route engine, which also lands on the next choice.
+ * Zadimoghaddam's consistent hashing with bounded loads), when `maxLoadFactor` is set: a member
+ * whose target already has more than `maxLoadFactor` × its fair share of the group's calls in flight
+ * goes to the back, so a hot key spills to its next choice instead of piling onto one target.
+ * Members whose breaker is open, that are cooling or that admission refuses are skipped later by
+ * the route engine, which then also lands on the key's next choice.
  */
 export function affinityOrder<M extends AffinityMember>(
   members: M[],
   key: string,
   book: LoadBook,
-  maxLoadFactor: number,
+  maxLoadFactor: number | undefined,
 ): M[] {
   const keyHash = hashString(key);
   let total = 0;
-  for (const member of members) if (member.first !== undefined) total += book.inFlight(member.first);
-  const cap = Math.ceil((maxLoadFactor * (total + 1)) / members.length);
+  if (maxLoadFactor !== undefined)
+    for (const member of members) if (member.first !== undefined) total += book.inFlight(member.first);
+  const cap =
+    maxLoadFactor === undefined
+      ? Number.POSITIVE_INFINITY
+      : Math.ceil((maxLoadFactor * (total + 1)) / members.length);
   const scored = members.map((member) => {
     const unit = (mix(keyHash ^ Math.imul(hashString(member.first ?? ''), 0x9e3779b1)) + 1) / 4_294_967_297;
     const full = member.first !== undefined && book.inFlight(member.first) >= cap;

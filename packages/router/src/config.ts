@@ -275,13 +275,17 @@ function affinitySchema<Q>() {
        */
       key: fn<(request: Q, options: RouteCallOptions) => string | undefined>('affinity.key').optional(),
       /**
-       * A target may hold this many times its fair share of the group's calls in flight before a
-       * key that lives on it spills to its next choice (bounded-load consistent hashing). @default 1.25
+       * Bounded-load consistent hashing: a target may hold this many times its fair share of the
+       * group's calls in flight before a key that lives on it spills to its next choice (1.25 in
+       * the paper). Lower spreads a hot key sooner and loses more cache hits. Without it a key
+       * spills only when its target is open, cooling, at `admission.maxInFlight` or too slow for
+       * the call's deadline — with few calls in flight, a share-based guard fires on ordinary
+       * fluctuation. @default none
        */
-      maxLoadFactor: z.number().min(1).finite().default(1.25),
+      maxLoadFactor: z.number().min(1).finite().optional(),
     })
     .strict()
-    .default({ maxLoadFactor: 1.25 });
+    .default({});
 }
 
 export const routerConfigSchema = z
@@ -330,7 +334,7 @@ export type ChatTargetConfig = z.input<typeof chatTargetSchema>;
 
 /** The options the engine reads, common to both routers. */
 export type ResolvedRouterOptions = Omit<ResolvedRouterConfig, 'targets' | 'affinity'> & {
-  affinity: { maxLoadFactor: number; key?: unknown };
+  affinity: { maxLoadFactor?: number | undefined; key?: unknown };
 };
 
 export type { BalanceStrategy };

@@ -39,7 +39,7 @@ export class RoutePlanner<T extends RouteTarget> {
   readonly #random: () => number;
   readonly #book: LoadBook;
   readonly #byLoad: boolean;
-  readonly #maxLoadFactor: number;
+  readonly #maxLoadFactor: number | undefined;
   #fixed: readonly T[] | undefined;
 
   constructor(
@@ -48,7 +48,7 @@ export class RoutePlanner<T extends RouteTarget> {
     strategy: BalanceStrategy,
     random: () => number,
     book: LoadBook,
-    maxLoadFactor: number,
+    maxLoadFactor: number | undefined,
   ) {
     this.#maxLoadFactor = maxLoadFactor;
     this.#route = route;
