@@ -27,22 +27,41 @@ export const admissionSchema = z
 export type AdmissionOptions = z.input<typeof admissionSchema>;
 type ResolvedAdmission = z.output<typeof admissionSchema>;
 
-/** Why a candidate was passed over: it could not answer in time, or it has no room at this priority. */
-export type Refusal = 'slow' | 'full';
+/**
+ * Why a candidate was passed over: it could not answer in time, it has no room at this priority,
+ * or the call would cost more there than the call's `maxCostUsd` (or its price is unknown).
+ */
+export type Refusal = 'slow' | 'full' | 'cost';
 
 /** The per-call facts admission decides on, fixed when the call starts. */
 export interface AdmissionCall {
   /** When the first answer is due at the latest (epoch ms): the SLO's, else undefined. */
   sloAt: number | undefined;
   priority: number | undefined;
+  maxCostUsd: number | undefined;
 }
 
 /** Reads a call's SLO (its own `sloTtftMs`, else the context's) and priority; INVALID_ARGUMENT on a bad one. */
-export function admissionCall(call: CallOptions & { sloTtftMs?: number | undefined }): AdmissionCall {
+export function admissionCall(
+  call: CallOptions & { sloTtftMs?: number | undefined; maxCostUsd?: number | undefined },
+): AdmissionCall {
   const ttftMs = call.sloTtftMs ?? callSloOf(call)?.ttftMs;
   if (ttftMs !== undefined && !(typeof ttftMs === 'number' && ttftMs > 0 && Number.isFinite(ttftMs)))
     throw new InfergateError(ErrorCode.InvalidArgument, `sloTtftMs must be a positive number, got ${ttftMs}`);
-  return { sloAt: ttftMs === undefined ? undefined : Date.now() + ttftMs, priority: call.priority };
+  const maxCostUsd = call.maxCostUsd;
+  if (
+    maxCostUsd !== undefined &&
+    !(typeof maxCostUsd === 'number' && maxCostUsd >= 0 && Number.isFinite(maxCostUsd))
+  )
+    throw new InfergateError(
+      ErrorCode.InvalidArgument,
+      `maxCostUsd must be a non-negative number, got ${maxCostUsd}`,
+    );
+  return {
+    sloAt: ttftMs === undefined ? undefined : Date.now() + ttftMs,
+    priority: call.priority,
+    maxCostUsd,
+  };
 }
 
 /**
@@ -76,7 +95,14 @@ export class Admission {
     model: string | undefined,
     call: AdmissionCall,
     budgetMs: number | undefined,
+    costOf: () => number | undefined,
   ): Refusal | undefined {
+    if (call.maxCostUsd !== undefined) {
+      // The price guard: a fallback never lands on a dearer target than the caller allowed, nor on
+      // one whose price is unknown (a free model must not fall back to a paid one unnoticed).
+      const cost = costOf();
+      if (cost === undefined || cost > call.maxCostUsd) return 'cost';
+    }
     const limit = this.#options.maxInFlight;
     if (limit !== undefined) {
       const priority = call.priority ?? 0;
@@ -98,6 +124,13 @@ export class Admission {
     call: AdmissionCall,
     budgetMs: number | undefined,
   ): InfergateError {
+    if (refusal === 'cost') {
+      return new InfergateError(
+        ErrorCode.BudgetExceeded,
+        `no target can take the call within its cost cap of $${call.maxCostUsd} (${targets.join(', ')})`,
+        { retryable: false, details: { reason: 'cost cap', maxCostUsd: call.maxCostUsd, targets } },
+      );
+    }
     if (refusal === 'full') {
       return new InfergateError(
         ErrorCode.ResourceExhausted,

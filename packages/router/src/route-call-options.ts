@@ -18,4 +18,11 @@ export interface RouteCallOptions extends CallOptions {
    * a hash of the prompt's prefix, for KV and prompt-cache reuse). @default the router's `affinity.key`
    */
   affinityKey?: string;
+  /**
+   * The most this call may cost on any target, in USD (the target's `cost`, or the price list's
+   * estimate for a chat call): a target dearer than that, or of unknown price, is never tried — a
+   * fallback included — and with none left the call fails with BUDGET_EXCEEDED ("cost cap").
+   * @default none
+   */
+  maxCostUsd?: number;
 }

@@ -162,7 +162,9 @@ export class RouteEngine<T extends RouteTarget> {
         if (pinned === undefined && target.cooling.active(Date.now())) continue;
         const refusal =
           pinned === undefined
-            ? this.#admission.refuse(target.name, policy.model, admit, budgetMs)
+            ? this.#admission.refuse(target.name, policy.model, admit, budgetMs, () =>
+                policy.costOf?.(target),
+              )
             : undefined;
         if (refusal !== undefined) {
           refused ??= refusal;
