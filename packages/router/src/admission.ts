@@ -1,6 +1,7 @@
 import { type CallOptions, type CallScope, callSloOf, ErrorCode, InfergateError } from '@infergate/core';
 import { z } from 'zod';
 import type { LoadBook } from './load-stats.js';
+import type { RouteTarget } from './route-target.js';
 
 export const admissionSchema = z
   .object({
@@ -31,7 +32,7 @@ type ResolvedAdmission = z.output<typeof admissionSchema>;
  * Why a candidate was passed over: it could not answer in time, it has no room at this priority,
  * or the call would cost more there than the call's `maxCostUsd` (or its price is unknown).
  */
-export type Refusal = 'slow' | 'full' | 'cost';
+export type Refusal = 'slow' | 'full' | 'cost' | 'limited';
 
 /** The per-call facts admission decides on, fixed when the call starts. */
 export interface AdmissionCall {
@@ -91,12 +92,16 @@ export class Admission {
 
   /** Undefined when `target` may take the call, else why not. */
   refuse(
-    target: string,
+    candidate: RouteTarget,
     model: string | undefined,
     call: AdmissionCall,
     budgetMs: number | undefined,
     costOf: () => number | undefined,
   ): Refusal | undefined {
+    const target = candidate.name;
+    // Rate-limit foresight: the provider's last answer said the account is (nearly) out until its reset.
+    if (candidate.rateLimits !== undefined && candidate.rateLimits.limitedForMs(Date.now()) > 0)
+      return 'limited';
     if (call.maxCostUsd !== undefined) {
       // The price guard: a fallback never lands on a dearer target than the caller allowed, nor on
       // one whose price is unknown (a free model must not fall back to a paid one unnoticed).
@@ -119,11 +124,21 @@ export class Admission {
   /** The error of a call no candidate admitted. */
   error(
     refusal: Refusal,
-    targets: readonly string[],
+    candidates: readonly RouteTarget[],
     model: string | undefined,
     call: AdmissionCall,
     budgetMs: number | undefined,
   ): InfergateError {
+    const targets = candidates.map((candidate) => candidate.name);
+    if (refusal === 'limited') {
+      const now = Date.now();
+      const waits = candidates.map((candidate) => candidate.rateLimits?.limitedForMs(now) ?? 0);
+      return new InfergateError(
+        ErrorCode.ResourceExhausted,
+        `every target's rate limit is spent until its reset (${targets.join(', ')})`,
+        { retryAfterMs: Math.ceil(Math.min(...waits)), details: { reason: 'rate limited', targets } },
+      );
+    }
     if (refusal === 'cost') {
       return new InfergateError(
         ErrorCode.BudgetExceeded,

@@ -54,6 +54,7 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
       contextWindow: target.contextWindow ?? target.model.contextWindow,
       cooling: new TargetCooling(),
       cost: target.cost,
+      rateLimits: target.rateLimits,
     }));
     super(list, options);
     const windows = list.map((target) => target.contextWindow);

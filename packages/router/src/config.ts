@@ -7,6 +7,7 @@ import type { ProbeFunction } from './breaker.js';
 import type { BreakerSnapshot } from './breaker-state.js';
 import type { PriceSource } from './chat-price.js';
 import { hedgeSchema } from './hedger.js';
+import { RateLimitWatch } from './rate-limit-watch.js';
 import type { RouteCallOptions } from './route-call-options.js';
 
 /**
@@ -231,6 +232,17 @@ export const chatTargetSchema = z
     modelName: z.string().min(1).optional(),
     /** Context window in tokens. @default the adapter's contextWindow */
     contextWindow: z.number().int().positive().optional(),
+    /**
+     * Rate-limit foresight: a `createRateLimitWatch()` whose `fetch` the adapter uses; while the
+     * provider's last answer says the account is out of requests or tokens until its reset, calls
+     * go to other targets. @default none
+     */
+    rateLimits: z
+      .custom<RateLimitWatch>(
+        (value) => value instanceof RateLimitWatch,
+        'rateLimits must be a RateLimitWatch',
+      )
+      .optional(),
   })
   .strict();
 

@@ -33,6 +33,8 @@ export { breakerOptionsSchema, chatRouterConfigSchema, routerConfigSchema } from
 export { fullJitterDelay } from './full-jitter-delay.js';
 export type { HedgeOptions } from './hedger.js';
 export { createInferRouter, createRouter, InferRouter } from './infer-router.js';
+export type { RateLimitSnapshot, RateLimitWatchOptions } from './rate-limit-watch.js';
+export { createRateLimitWatch, parseRateLimitHeaders, RateLimitWatch } from './rate-limit-watch.js';
 export { readinessProbe } from './readiness-probe.js';
 export type { RetryBudgetOptions } from './retry-budget.js';
 export { RetryBudget } from './retry-budget.js';

@@ -162,9 +162,7 @@ export class RouteEngine<T extends RouteTarget> {
         if (pinned === undefined && target.cooling.active(Date.now())) continue;
         const refusal =
           pinned === undefined
-            ? this.#admission.refuse(target.name, policy.model, admit, budgetMs, () =>
-                policy.costOf?.(target),
-              )
+            ? this.#admission.refuse(target, policy.model, admit, budgetMs, () => policy.costOf?.(target))
             : undefined;
         if (refusal !== undefined) {
           refused ??= refusal;
@@ -222,8 +220,7 @@ export class RouteEngine<T extends RouteTarget> {
       }
       if (tried === 0 && lastError === undefined) {
         if (refused !== undefined) {
-          const names = candidates.map((target) => target.name);
-          throw this.#admission.error(refused, names, policy.model, admit, budgetMs);
+          throw this.#admission.error(refused, candidates, policy.model, admit, budgetMs);
         }
         if (pinned === undefined && this.#options.whenAllOpen === 'least-recently-failed') {
           const target = leastRecentlyFailed(candidates, minContext);

@@ -2,6 +2,7 @@ import type { CallScope } from '@infergate/core';
 import type { Span } from '@opentelemetry/api';
 import type { Breaker, BreakerPermit } from './breaker.js';
 import type { LoadStats } from './load-stats.js';
+import type { RateLimitWatch } from './rate-limit-watch.js';
 import type { TargetCooling } from './target-cooling.js';
 
 /** One destination of a router, whatever kind. */
@@ -11,6 +12,8 @@ export interface RouteTarget {
   readonly contextWindow: number | undefined;
   /** Backpressure cool-down: skipped while it lasts. */
   readonly cooling: TargetCooling;
+  /** The provider account's rate limits as its answers' headers tell (chat targets). */
+  readonly rateLimits?: RateLimitWatch | undefined;
 }
 
 export interface ExecutePolicy<T> {
