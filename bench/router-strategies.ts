@@ -11,7 +11,7 @@
 // - hedged_p99_ratio: two reference servers whose `simulated_gpu` answers 3% of calls 1 s late
 //   (outside the slot); an open loop at 50 calls/s of idempotent calls through a router without
 //   hedging and one hedging after the first target's p95 (budget 10%), runs interleaved; p99 with
-//   hedging ÷ p99 without over all runs pooled (latency from the scheduled send), with the extra
+//   hedging ÷ p99 without (medians of the runs' p99s; latency from the scheduled send), with the extra
 //   attempts per call.
 // - affinity_hit_rate: 3 reference servers in child processes (`simulated_gpu`, 1 ms), 300 session
 //   keys drawn uniformly, 16 workers for 3 s through a router with `affinity.key`; the share of
@@ -249,13 +249,8 @@ async function hedging(
         extra: { p99PerRunMs: p99s[arm], ...(arm === 'hedged' ? { extraLoad } : {}) },
       });
     }
-    // p99 over all runs pooled: a run of a few hundred calls has a p99 of its 2nd or 3rd worst.
-    const pooled = (arm: 'no-hedge' | 'hedged') =>
-      percentile(
-        [...arms[arm]].sort((a, b) => a - b),
-        99,
-      );
-    return { ratio: pooled('hedged') / pooled('no-hedge'), extraLoad };
+    // The median of the runs' p99s (the suite's convention); the p99 of all runs pooled is in the cases.
+    return { ratio: median(p99s.hedged) / median(p99s['no-hedge']), extraLoad };
   } finally {
     await Promise.all([plain.close(), hedged.close()]);
     await Promise.all(clients.map((client) => client.close()));
