@@ -94,16 +94,21 @@ export class Hedger<T extends RouteTarget> {
     const left = deadline === undefined ? undefined : deadline - Date.now();
     if (delayMs === undefined || (left !== undefined && delayMs >= left))
       return this.#settle(primary, [], keepOpen, discard);
+    // The wait ends with the first attempt too, so that no timer outlives a call that answered early.
+    const wait = createCallScope({ signal: call.signal, own: true });
+    const settled = primary.promise.then(
+      () => true,
+      () => true,
+    );
+    settled.then(() => wait.abort());
     const waited = await Promise.race([
-      primary.promise.then(
-        () => true,
-        () => true,
-      ),
-      sleep(delayMs, call.signal).then(
+      settled,
+      sleep(delayMs, wait.signal).then(
         () => false,
         () => true,
       ),
     ]);
+    wait.dispose();
     if (waited || primary.settled || current === undefined || !budget.tryRetry())
       return this.#settle(primary, [], keepOpen, discard);
     const hedge = this.#leg(call, deadline, { ...policy, exclude: new Set([current]) }, keepOpen, attempt);
