@@ -13,6 +13,7 @@ import { startTestServer } from '@infergate/testing';
 import { type CallOutcome, startChaosRig, tally } from '../../test/chaos/chaos-rig.js';
 import { type ServerProcess, startServerProcess } from '../../test/chaos/server-process.js';
 import { type BenchCase, flag, median, packageVersion, percentile, report } from '../lib.js';
+import { routerStrategies } from '../router-strategies.js';
 
 const CONCURRENCY = 64;
 const request = buildInferRequest('identity', [
@@ -247,6 +248,7 @@ export async function run(): Promise<void> {
   const routerVsDirect = await overhead(reps, sliceMs, cases);
   const lostInBurst = await burst(failovers, cases);
   const open = await openLoop(failovers, rate, cases);
+  const strategies = await routerStrategies(cases);
   report({
     suite: 'router',
     versions: { '@infergate/core': packageVersion('core'), '@infergate/router': packageVersion('router') },
@@ -257,6 +259,7 @@ export async function run(): Promise<void> {
       failover_gap_ms: open.gapMs,
       failover_first_success_ms: open.gapMs,
       failover_p99_over_steady: open.p99OverSteady,
+      ...strategies.ratios,
     },
     targets: {
       router_vs_direct_c64: '>= 0.95',
@@ -264,6 +267,7 @@ export async function run(): Promise<void> {
       failover_gap_ms: '<= 50',
       failover_first_success_ms: 'report',
       failover_p99_over_steady: '<= 3',
+      ...strategies.targets,
     },
     command: 'pnpm bench router',
   });

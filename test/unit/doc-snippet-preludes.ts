@@ -13,6 +13,11 @@ export const PRELUDES: Record<string, string> = {
 import type { ChatModel, ChatRequest } from '@infergate/llm';
 declare const chat: ChatModel;
 declare const request: ChatRequest;`,
+  'docs/concepts/routing.md': `
+import type { InferRequest } from '@infergate/core';
+import type { ChatModel } from '@infergate/llm';
+declare const chat: ChatModel;
+declare const request: InferRequest;`,
   'docs/recipes/multi-tenant-gpus.md': `
 import type { InputTensor, TritonClient } from '@infergate/core';
 declare const triton: TritonClient;

@@ -7,6 +7,7 @@ import type { Handler, HttpResponse } from './http-types.js';
 import { contextOf } from './middleware.js';
 import { readJsonBody } from './read-body.js';
 import { requestIdOf } from './request-id.js';
+import { withSlo } from './slo-header.js';
 
 const chatBodySchema = z.object({
   model: z.string().min(1).optional(),
@@ -53,7 +54,7 @@ export function chatHandler(options: ChatHandlerOptions = {}): Handler {
         ...(body.temperature !== undefined ? { temperature: body.temperature } : {}),
         ...(body.stop !== undefined ? { stop: body.stop } : {}),
       };
-      const callOptions = { signal: context.signal, tenant: context.tenant };
+      const callOptions = withSlo({ signal: context.signal, tenant: context.tenant }, context.slo);
       if (!body.stream) {
         const answer = await gateway.chat.chat(chatRequest, callOptions);
         response.statusCode = 200;

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CallSlo } from '@infergate/core';
 import type { ErrorMappingOptions } from './http-errors.js';
 
 /**
@@ -27,4 +28,6 @@ export interface RequestContext {
   gateway: unknown;
   /** How errors of this request map to HTTP (from the middleware's options). */
   errors: ErrorMappingOptions;
+  /** The request's `x-slo-ttft-ms`, carried into its calls' context for the router. */
+  slo?: CallSlo | undefined;
 }

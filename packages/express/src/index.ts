@@ -24,3 +24,4 @@ export type {
   LambdaInvocation,
 } from './serverless-handlers.js';
 export { errorResponse, fetchHandler, lambdaHandler } from './serverless-handlers.js';
+export { SLO_TTFT_HEADER, sloOfRequest, withSlo } from './slo-header.js';

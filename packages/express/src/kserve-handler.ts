@@ -17,6 +17,7 @@ import type { Handler } from './http-types.js';
 import { contextOf } from './middleware.js';
 import { readJsonBody } from './read-body.js';
 import { requestIdOf } from './request-id.js';
+import { withSlo } from './slo-header.js';
 
 type Scalar = number | string | boolean;
 const parameters = z.record(z.string(), z.union([z.number(), z.string(), z.boolean()])).optional();
@@ -135,6 +136,7 @@ export function kserveInferHandler(options: KServeHandlerOptions = {}): Handler 
       });
       const version = request.params?.version;
       const result = await gateway.triton.infer(model, body.inputs.map(toInput), {
+        ...withSlo({}, context.slo),
         signal: context.signal,
         tenant: context.tenant,
         requestId: body.id ?? context.requestId,

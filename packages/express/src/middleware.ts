@@ -5,6 +5,7 @@ import { type ErrorMappingOptions, sendError } from './http-errors.js';
 import type { Handler, HttpRequest, RequestContext } from './http-types.js';
 import { DEFAULT_REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
 import { startRequestTelemetry } from './request-telemetry.js';
+import { sloOfRequest } from './slo-header.js';
 
 export type TenantResolver =
   | { header: string }
@@ -125,6 +126,7 @@ export function infergate<G extends Gateway>(options: InfergateMiddlewareOptions
         );
       }
       context.tenant = tenant;
+      context.slo = sloOfRequest(request);
       request.infergate = context;
       const budget = options.budget;
       if (budget) {

@@ -13,6 +13,7 @@ import {
   usageChunkWire,
 } from './openai-wire.js';
 import { readJsonBody } from './read-body.js';
+import { sloOfRequest, withSlo } from './slo-header.js';
 
 /**
  * The context key @infergate/cost reads the caller's key id from (its `API_KEY_CONTEXT`, a
@@ -126,11 +127,14 @@ export function openAIRoutes(model: ChatModel, options: OpenAIRoutesOptions = {}
     const body = parseChatCompletionBody(await readJsonBody(request, settings.limitBytes));
     checkModel(body.model);
     const chatRequest = chatRequestOf(body);
-    const callOptions: CallOptions = {
-      signal,
-      tenant: who.tenant,
-      ...(who.keyId !== undefined ? { context: new Map([[API_KEY_CONTEXT, who.keyId]]) } : {}),
-    };
+    const callOptions: CallOptions = withSlo(
+      {
+        signal,
+        tenant: who.tenant,
+        ...(who.keyId !== undefined ? { context: new Map([[API_KEY_CONTEXT, who.keyId]]) } : {}),
+      },
+      sloOfRequest(request),
+    );
     const head: CompletionHead = {
       id: `chatcmpl-${randomUUID()}`,
       created: Math.floor(Date.now() / 1000),

@@ -1,9 +1,12 @@
-import { type CallOptions, parseOptions } from '@infergate/core';
+import { parseOptions } from '@infergate/core';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, ChatStreamEvent } from '@infergate/llm';
+import { affinityKeyOf } from './affinity.js';
+import { estimateChatCost, type PriceSource } from './chat-price.js';
 import { ChatRouterMetrics } from './chat-router-metrics.js';
 import { type ChatRouterOptions, chatRouterConfigSchema } from './config.js';
 import { createBreaker } from './create-breaker.js';
-import type { RouteTarget } from './route-engine.js';
+import type { RouteCallOptions } from './route-call-options.js';
+import type { ExecutePolicy, RouteTarget } from './route-engine.js';
 import { routedStream } from './routed-stream.js';
 import { RouterBase } from './router-base.js';
 import { TargetCooling } from './target-cooling.js';
@@ -11,6 +14,7 @@ import { TargetCooling } from './target-cooling.js';
 interface ChatTarget extends RouteTarget {
   readonly model: ChatModel;
   readonly modelName: string | undefined;
+  readonly cost: number | undefined;
 }
 
 function requestFor(target: ChatTarget, request: ChatRequest): ChatRequest {
@@ -33,9 +37,17 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
   /** The largest window among the targets, when every target states one. */
   readonly contextWindow?: number;
   readonly #metrics: ChatRouterMetrics;
+  readonly #prices: PriceSource | undefined;
+  readonly #affinityKey:
+    | ((request: ChatRequest, options: RouteCallOptions) => string | undefined)
+    | undefined;
 
   constructor(config: ChatRouterOptions) {
-    const { targets, ...options } = parseOptions(chatRouterConfigSchema, config, 'chat router config');
+    const { targets, prices, ...options } = parseOptions(
+      chatRouterConfigSchema,
+      config,
+      'chat router config',
+    );
     const list: ChatTarget[] = targets.map((target) => ({
       name: target.name,
       model: target.model,
@@ -43,31 +55,54 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
       breaker: createBreaker(target.name, options, target.breaker),
       contextWindow: target.contextWindow ?? target.model.contextWindow,
       cooling: new TargetCooling(),
+      cost: target.cost,
+      rateLimits: target.rateLimits,
     }));
     super(list, options);
     this.#metrics = new ChatRouterMetrics(options.tracing, options.name);
     const windows = list.map((target) => target.contextWindow);
     if (windows.every((window) => window !== undefined)) this.contextWindow = Math.max(...windows);
+    this.#prices = prices;
+    this.#affinityKey = options.affinity.key;
   }
 
-  async chat(request: ChatRequest, options: ChatCallOptions = {}): Promise<ChatResponse> {
+  /** The call's policy: its price on each target (a target's `cost`, else the price list's estimate). */
+  #policy(request: ChatRequest, options: RouteCallOptions): ExecutePolicy<ChatTarget> {
+    const prices = this.#prices;
+    return {
+      affinityKey: affinityKeyOf(request, options, this.#affinityKey),
+      costOf: (target) => {
+        if (target.cost !== undefined || prices === undefined) return target.cost;
+        return estimateChatCost(prices, requestFor(target, request).model, request);
+      },
+    };
+  }
+
+  async chat(request: ChatRequest, options: ChatCallOptions & RouteCallOptions = {}): Promise<ChatResponse> {
     return this.#metrics.chat(request.model, async () => {
-      const { value } = await this.engine.run(options as CallOptions, (target, attemptOptions) =>
-        target.model.chat(requestFor(target, request), attemptOptions),
+      const { value } = await this.runner.run(
+        options,
+        (target, attemptOptions) => target.model.chat(requestFor(target, request), attemptOptions),
+        this.#policy(request, options),
       );
       return value;
     });
   }
 
-  chatStream(request: ChatRequest, options: ChatCallOptions = {}): AsyncIterable<ChatStreamEvent> {
+  chatStream(
+    request: ChatRequest,
+    options: ChatCallOptions & RouteCallOptions = {},
+  ): AsyncIterable<ChatStreamEvent> {
     const events = routedStream(
       this.engine,
-      options as CallOptions,
+      this.runner,
+      options,
       (target, attemptOptions) => target.model.chatStream(requestFor(target, request), attemptOptions),
       (events): ChatStreamPartial => ({
         text: events.map((event) => (event.type === 'text-delta' ? event.text : '')).join(''),
         events,
       }),
+      this.#policy(request, options),
     );
     return this.#metrics.stream(request.model, events);
   }

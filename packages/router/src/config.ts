@@ -1,8 +1,19 @@
-import { type ConnectivitySource, type InferTransport, isConnectivitySource } from '@infergate/core';
-import type { ChatModel } from '@infergate/llm';
+import {
+  type ConnectivitySource,
+  type InferRequest,
+  type InferTransport,
+  isConnectivitySource,
+} from '@infergate/core';
+import type { ChatModel, ChatRequest } from '@infergate/llm';
 import { z } from 'zod';
+import { admissionSchema } from './admission.js';
+import { BALANCE_STRATEGIES, type BalanceStrategy } from './balance-strategy.js';
 import type { ProbeFunction } from './breaker.js';
 import type { BreakerSnapshot } from './breaker-state.js';
+import type { PriceSource } from './chat-price.js';
+import { hedgeSchema } from './hedger.js';
+import { RateLimitWatch } from './rate-limit-watch.js';
+import type { RouteCallOptions } from './route-call-options.js';
 
 /**
  * A route: a target name, an ordered fallback chain, or a weighted group of peers. Routes nest, so
@@ -11,7 +22,10 @@ import type { BreakerSnapshot } from './breaker-state.js';
 export type RouteNode =
   | string
   | { readonly fallback: readonly RouteNode[] }
-  | { readonly group: readonly { readonly route: RouteNode; readonly weight?: number | undefined }[] };
+  | {
+      readonly group: readonly { readonly route: RouteNode; readonly weight?: number | undefined }[];
+      readonly strategy?: BalanceStrategy | undefined;
+    };
 
 export const routeNodeSchema: z.ZodType<RouteNode> = z.lazy(() =>
   z.union([
@@ -30,6 +44,8 @@ export const routeNodeSchema: z.ZodType<RouteNode> = z.lazy(() =>
               .strict(),
           )
           .min(1, 'a group needs a member'),
+        /** How this group picks among its members. @default the router's `balance.strategy` */
+        strategy: z.enum(BALANCE_STRATEGIES).optional(),
       })
       .strict(),
   ]),
@@ -151,6 +167,23 @@ export const routerOptionsShape = {
       z.custom<BreakerSnapshot>((value) => typeof value === 'object'),
     )
     .optional(),
+  balance: z
+    .object({
+      /**
+       * How a group picks among its members: `weighted` (random by weight), `least-in-flight`,
+       * `p2c-ewma` (the better of two by latency EWMA × in-flight) or `lowest-cost` (the cheapest
+       * estimated price for the call). A group's own `strategy` overrides it. @default "weighted"
+       */
+      strategy: z.enum(BALANCE_STRATEGIES).default('weighted'),
+      /** Time constant of the latency averages, in ms: older answers weigh e^(−age/decayMs). @default 1000 */
+      decayMs: z.number().positive().finite().default(1_000),
+    })
+    .strict()
+    .default({ strategy: 'weighted', decayMs: 1_000 }),
+  /** Deadline-aware admission and priority shedding. @default { lowPriorityShare: 0.75, minSamples: 5 } */
+  admission: admissionSchema.default({ lowPriorityShare: 0.75, minSamples: 5 }),
+  /** Hedged requests for calls marked `idempotent`. @default none (no hedging) */
+  hedge: hedgeSchema.optional(),
   /** Random source for balancing and jitter (tests). @default Math.random */
   random: fn<() => number>('random').optional(),
 };
@@ -159,6 +192,12 @@ const targetShape = {
   /** Unique name: used in routes, events, spans and metrics. */
   name: z.string().min(1),
   breaker: breakerOptionsSchema.partial().optional(),
+  /**
+   * Estimated price of one call here, in USD, for the `lowest-cost` strategy and the fallback
+   * price guard (a Triton target's share of its GPU's hourly price, say). For a chat target it
+   * wins over the `prices` lookup. @default unknown (a target of unknown price is tried after priced ones)
+   */
+  cost: z.number().nonnegative().finite().optional(),
 };
 
 const readinessClient = withMethods<{
@@ -201,6 +240,17 @@ export const chatTargetSchema = z
     modelName: z.string().min(1).optional(),
     /** Context window in tokens. @default the adapter's contextWindow */
     contextWindow: z.number().int().positive().optional(),
+    /**
+     * Rate-limit foresight: a `createRateLimitWatch()` whose `fetch` the adapter uses; while the
+     * provider's last answer says the account is out of requests or tokens until its reset, calls
+     * go to other targets. @default none
+     */
+    rateLimits: z
+      .custom<RateLimitWatch>(
+        (value) => value instanceof RateLimitWatch,
+        'rateLimits must be a RateLimitWatch',
+      )
+      .optional(),
   })
   .strict();
 
@@ -233,13 +283,59 @@ export function checkTargets(
   }
 }
 
+/** Affinity options of a router whose calls take `Q` requests. */
+function affinitySchema<Q>() {
+  return z
+    .object({
+      /**
+       * The key of a call (a session id, a hash of the prompt's prefix): calls with the same key go
+       * to the same member of each group while it is healthy and not overloaded (rendezvous
+       * hashing). A call's own `affinityKey` wins. Without a `route`, all targets form one group.
+       * @default none
+       */
+      key: fn<(request: Q, options: RouteCallOptions) => string | undefined>('affinity.key').optional(),
+      /**
+       * Bounded-load consistent hashing: a target may hold this many times its fair share of the
+       * group's calls in flight before a key that lives on it spills to its next choice (1.25 in
+       * the paper). Lower spreads a hot key sooner and loses more cache hits. Without it a key
+       * spills only when its target is open, cooling, at `admission.maxInFlight` or too slow for
+       * the call's deadline — with few calls in flight, a share-based guard fires on ordinary
+       * fluctuation. @default none
+       */
+      maxLoadFactor: z.number().min(1).finite().optional(),
+    })
+    .strict()
+    .default({});
+}
+
 export const routerConfigSchema = z
-  .object({ ...routerOptionsShape, targets: z.array(tritonTargetSchema).min(1, 'a router needs a target') })
+  .object({
+    ...routerOptionsShape,
+    affinity: affinitySchema<InferRequest>(),
+    targets: z.array(tritonTargetSchema).min(1, 'a router needs a target'),
+  })
   .strict()
   .superRefine(checkTargets);
 
 export const chatRouterConfigSchema = z
-  .object({ ...routerOptionsShape, targets: z.array(chatTargetSchema).min(1, 'a router needs a target') })
+  .object({
+    ...routerOptionsShape,
+    affinity: affinitySchema<ChatRequest>(),
+    targets: z.array(chatTargetSchema).min(1, 'a router needs a target'),
+    /**
+     * Prices for `lowest-cost` and the fallback price guard: a `PriceCatalog` from @infergate/cost
+     * (or anything with its `lookup`). A target's own `cost` wins. @default none (only targets' `cost`)
+     */
+    prices: z
+      .custom<PriceSource>(
+        (value) =>
+          typeof value === 'object' &&
+          value !== null &&
+          typeof (value as { lookup?: unknown }).lookup === 'function',
+        'prices must have lookup() (a PriceCatalog)',
+      )
+      .optional(),
+  })
   .strict()
   .superRefine(checkTargets);
 
@@ -257,4 +353,8 @@ export type TritonTargetConfig = z.input<typeof tritonTargetSchema>;
 export type ChatTargetConfig = z.input<typeof chatTargetSchema>;
 
 /** The options the engine reads, common to both routers. */
-export type ResolvedRouterOptions = Omit<ResolvedRouterConfig, 'targets'>;
+export type ResolvedRouterOptions = Omit<ResolvedRouterConfig, 'targets' | 'affinity'> & {
+  affinity: { maxLoadFactor?: number | undefined; key?: unknown };
+};
+
+export type { BalanceStrategy };

@@ -8,10 +8,12 @@ import {
   isConnectivitySource,
   parseOptions,
 } from '@infergate/core';
+import { affinityKeyOf } from './affinity.js';
 import { classifyError } from './classify.js';
 import { type RouterOptions, routerConfigSchema } from './config.js';
 import { createBreaker } from './create-breaker.js';
 import { readinessProbe } from './readiness-probe.js';
+import type { RouteCallOptions } from './route-call-options.js';
 import type { RouteTarget } from './route-engine.js';
 import { routedStream } from './routed-stream.js';
 import { RouterBase } from './router-base.js';
@@ -23,7 +25,10 @@ interface TritonTarget extends RouteTarget {
   readonly transport: InferTransport;
   /** Watches the target's channel, when it has one (target-ejection.ts). */
   readonly ejection: TargetEjection | undefined;
+  readonly cost: number | undefined;
 }
+
+const costOf = (target: TritonTarget) => target.cost;
 
 /**
  * A router over Triton endpoints that is itself an InferTransport: use it as a TritonClient's
@@ -31,6 +36,9 @@ interface TritonTarget extends RouteTarget {
  */
 export class InferRouter extends RouterBase<TritonTarget> implements InferTransport {
   readonly #pins = new SequencePins();
+  readonly #affinityKey:
+    | ((request: InferRequest, options: RouteCallOptions) => string | undefined)
+    | undefined;
 
   constructor(config: RouterOptions) {
     const { targets, ...options } = parseOptions(routerConfigSchema, config, 'router config');
@@ -52,26 +60,38 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
         contextWindow: undefined,
         cooling: new TargetCooling(),
         ejection: source === undefined ? undefined : new TargetEjection(breaker, source),
+        cost: target.cost,
       };
     });
     super(list, options);
+    this.#affinityKey = options.affinity.key;
   }
 
-  async infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
+  async infer(request: InferRequest, options: RouteCallOptions = {}): Promise<InferResponse> {
     const sequence = sequenceOf(request);
     const run = (target: TritonTarget, attemptOptions: CallOptions) =>
       target.transport.infer(request, attemptOptions);
-    if (sequence === undefined) return (await this.engine.run(options, run)).value;
+    if (sequence === undefined) {
+      const affinityKey = affinityKeyOf(request, options, this.#affinityKey);
+      return (await this.runner.run(options, run, { model: request.model, costOf, affinityKey })).value;
+    }
     const pinnedName = sequence.start ? undefined : this.#pins.get(sequence.key);
     if (pinnedName === undefined) {
-      // START (or a sequence this router has not seen): choose a target, fall back if needed, never retry.
-      const { value, handle } = await this.engine.run(options, run, { retries: false });
+      // START (or a sequence this router has not seen): the sequence's affinity home (rendezvous
+      // hashing on its id, spilling over when that target is down or overloaded), never retried.
+      // Pinning then keeps it there: a sequence's state lives on one target.
+      const { value, handle } = await this.engine.run(options, run, {
+        retries: false,
+        model: request.model,
+        costOf,
+        affinityKey: sequence.key,
+      });
       if (!sequence.end) this.#pins.pin(sequence.key, handle.target.name);
       return value;
     }
     const pinned = this.engine.targets.get(pinnedName) as TritonTarget;
     try {
-      const { value } = await this.engine.run(options, run, { pinned, retries: false });
+      const { value } = await this.engine.run(options, run, { pinned, retries: false, model: request.model });
       if (sequence.end) this.#pins.release(sequence.key);
       return value;
     } catch (thrown) {
@@ -93,12 +113,14 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
     }
   }
 
-  stream(request: InferRequest, options: CallOptions = {}): AsyncIterable<InferResponse> {
+  stream(request: InferRequest, options: RouteCallOptions = {}): AsyncIterable<InferResponse> {
     return routedStream(
       this.engine,
+      this.runner,
       options,
       (target, attemptOptions) => target.transport.stream(request, attemptOptions),
       (responses) => ({ responses }),
+      { model: request.model, costOf, affinityKey: affinityKeyOf(request, options, this.#affinityKey) },
     );
   }
 

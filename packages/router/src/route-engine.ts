@@ -8,6 +8,7 @@ import {
   NO_SCOPE,
   sleep,
 } from '@infergate/core';
+import { Admission, admissionCall, type Refusal } from './admission.js';
 import type { Breaker, BreakerPermit } from './breaker.js';
 import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
 import {
@@ -19,10 +20,12 @@ import {
   unavailableError,
 } from './candidate-state.js';
 import { classifyError, type ErrorClass, isGatewayFailure } from './classify.js';
-import type { ResolvedRouterOptions, RouteNode } from './config.js';
+import type { ResolvedRouterOptions } from './config.js';
 import { fullJitterDelay } from './full-jitter-delay.js';
+import { LoadBook } from './load-stats.js';
+import { openAttempt } from './open-attempt.js';
 import { RetryBudget } from './retry-budget.js';
-import { isFixedRoute, planRoute } from './route-plan.js';
+import { defaultRoute, RoutePlanner } from './route-planner.js';
 import type { Attempted, AttemptHandle, ExecutePolicy, RouteTarget } from './route-target.js';
 import type { AttemptOutcome, RouterEvents } from './router-events.js';
 import { RouterTelemetry } from './router-telemetry.js';
@@ -33,7 +36,6 @@ type AttemptResult<R, T> =
 
 type AttemptFunction<R, T> = (target: T, options: CallOptions, handle: AttemptHandle<T>) => Promise<R>;
 
-const noop = () => {};
 /** No target failed this call yet (most calls): nothing allocated. */
 const NONE: ReadonlySet<never> = new Set();
 
@@ -66,13 +68,15 @@ export function createRouteEngine<T extends RouteTarget>(
  */
 export class RouteEngine<T extends RouteTarget> {
   readonly targets: ReadonlyMap<string, T>;
-  readonly #route: RouteNode;
+  /** Calls in flight and latency averages per target and model (balancing, admission, hedging). */
+  readonly load: LoadBook;
+  readonly #planner: RoutePlanner<T>;
+  readonly #admission: Admission;
   readonly #options: ResolvedRouterOptions;
   readonly #random: () => number;
   readonly #budget: RetryBudget;
   readonly #telemetry: RouterTelemetry;
   readonly #events: RouterEvents;
-  #fixedCandidates: readonly T[] | undefined;
 
   constructor(
     targets: readonly T[],
@@ -81,9 +85,18 @@ export class RouteEngine<T extends RouteTarget> {
     events: RouterEvents,
   ) {
     this.targets = new Map(targets.map((target) => [target.name, target]));
-    this.#route = options.route ?? { fallback: targets.map((target) => target.name) };
     this.#options = options;
     this.#random = options.random ?? Math.random;
+    this.load = new LoadBook(options.balance.decayMs);
+    this.#admission = new Admission(options.admission, this.load);
+    this.#planner = new RoutePlanner(
+      options.route ?? defaultRoute(targets, options.balance.strategy, options.affinity.key !== undefined),
+      this.targets,
+      options.balance.strategy,
+      this.#random,
+      this.load,
+      options.affinity.maxLoadFactor,
+    );
     this.#budget = new RetryBudget(options.retry.budget);
     this.#telemetry = telemetry;
     this.#events = events;
@@ -131,16 +144,29 @@ export class RouteEngine<T extends RouteTarget> {
     let lastClass: ErrorClass | undefined;
     let lastTarget: string | undefined;
     let minContext: number | undefined;
+    // A call whose deadline already passed (or that was aborted) reaches no target at all.
+    if (callScope.signal?.aborted === true) throw abortError(callScope.signal);
+    const admit = admissionCall(call);
     for (;;) {
-      const candidates = pinned !== undefined ? [pinned] : this.#candidates();
+      const candidates = pinned !== undefined ? [pinned] : this.#planner.candidates(policy);
+      const budgetMs = this.#admission.budgetMs(admit, callScope);
+      let refused: Refusal | undefined;
       const avoid = failed;
       const avoidFailed =
         avoid !== undefined && candidates.some((target) => canTake(target, avoid, minContext));
       let tried = 0;
       for (const target of candidates) {
-        if (!fits(target, minContext)) continue;
+        if (!fits(target, minContext) || policy.exclude?.has(target) === true) continue;
         if (avoidFailed && avoid?.has(target) === true) continue;
         if (pinned === undefined && target.cooling.active(Date.now())) continue;
+        const refusal =
+          pinned === undefined
+            ? this.#admission.refuse(target, policy.model, admit, budgetMs, () => policy.costOf?.(target))
+            : undefined;
+        if (refusal !== undefined) {
+          refused ??= refusal;
+          continue;
+        }
         const permit = target.breaker.acquire();
         if (permit === undefined) continue;
         tried += 1;
@@ -154,7 +180,16 @@ export class RouteEngine<T extends RouteTarget> {
           });
           this.#telemetry.fallback(lastTarget, target.name, lastClass);
         }
-        const result = await this.#attempt(call, callScope, target, permit, attempts, attempt, keepOpen);
+        const result = await this.#attempt(
+          call,
+          callScope,
+          target,
+          permit,
+          attempts,
+          attempt,
+          keepOpen,
+          policy,
+        );
         if (result.ok) return { value: result.value, handle: result.handle };
         lastError = result.error;
         lastClass = result.errorClass;
@@ -184,6 +219,9 @@ export class RouteEngine<T extends RouteTarget> {
         throw lastError ?? unavailableError(candidates);
       }
       if (tried === 0 && lastError === undefined) {
+        if (refused !== undefined) {
+          throw this.#admission.error(refused, candidates, policy.model, admit, budgetMs);
+        }
         if (pinned === undefined && this.#options.whenAllOpen === 'least-recently-failed') {
           const target = leastRecentlyFailed(candidates, minContext);
           if (target !== undefined) {
@@ -196,6 +234,7 @@ export class RouteEngine<T extends RouteTarget> {
               attempts + 1,
               attempt,
               keepOpen,
+              policy,
             );
             if (result.ok) return { value: result.value, handle: result.handle };
             throw result.error;
@@ -225,51 +264,14 @@ export class RouteEngine<T extends RouteTarget> {
     attempt: number,
     run: AttemptFunction<R, T>,
     keepOpen: boolean,
+    policy: ExecutePolicy<T>,
   ): Promise<AttemptResult<R, T>> {
-    const remaining = callScope.remainingMs();
-    const attemptTimeoutMs = this.#options.attemptTimeoutMs;
-    const limit =
-      remaining === undefined
-        ? attemptTimeoutMs
-        : Math.max(1, Math.min(remaining, attemptTimeoutMs ?? remaining));
-    // A stream's attempt timeout covers only its first answer: its scope has no deadline of its own
-    // but a timer that `stopTimer()` clears; the call's deadline still bounds the whole stream.
-    const scope = createCallScope({
-      signal: callScope.signal,
-      timeoutMs: keepOpen ? undefined : limit,
-      what: 'the attempt',
-      own: keepOpen,
-    });
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    if (keepOpen && attemptTimeoutMs !== undefined && limit !== undefined) {
-      timer = setTimeout(
-        () =>
-          scope.abort(
-            new InfergateError(ErrorCode.DeadlineExceeded, `the attempt timed out after ${limit} ms`, {
-              details: { timeoutMs: limit },
-            }),
-          ),
-        limit,
-      );
-    }
-    const handle: AttemptHandle<T> = {
-      target,
-      attempt,
-      scope,
-      callScope,
-      permit,
+    const { handle, options } = openAttempt(call, callScope, target, permit, attempt, keepOpen, {
+      attemptTimeoutMs: this.#options.attemptTimeoutMs,
       span: this.#telemetry.startAttempt(target.name, attempt),
-      started: performance.now(),
-      stopTimer: timer === undefined ? noop : () => clearTimeout(timer),
-    };
-    // The caller's options go through as they are unless the attempt has its own signal or deadline.
-    const passOn = keepOpen ? remaining : limit;
-    let options: CallOptions = call;
-    if ((scope.signal !== undefined && scope.signal !== call.signal) || passOn !== undefined) {
-      options = { ...call };
-      if (scope.signal !== undefined) options.signal = scope.signal;
-      if (passOn !== undefined) options.timeoutMs = passOn;
-    }
+      load: this.load.get(target.name, policy.model),
+    });
+    const scope = handle.scope;
     try {
       const value = await scope.race(
         this.#telemetry.inAttempt(handle.span, () => run(target, options, handle)),
@@ -306,7 +308,8 @@ export class RouteEngine<T extends RouteTarget> {
   /** Reports an attempt's outcome to its breaker, span, events; cools the target on backpressure. */
   async finish(handle: AttemptHandle<T>, outcome: AttemptOutcome, error?: InfergateError): Promise<void> {
     const { target, permit, span } = handle;
-    handle.stopTimer();
+    handle.stopTimer(outcome === 'success');
+    handle.load.end();
     handle.scope.dispose();
     // A closed breaker's success never changes state: skip waiting for opossum's bookkeeping.
     const before = permit.probe || outcome !== 'success' ? target.breaker.state : undefined;
@@ -352,18 +355,5 @@ export class RouteEngine<T extends RouteTarget> {
     const saved: Record<string, BreakerSnapshot> = {};
     for (const [name, target] of this.targets) saved[name] = target.breaker.toJSON();
     return saved;
-  }
-
-  #candidates(): readonly T[] {
-    // A route without weighted groups plans the same order every time: plan it once.
-    if (this.#fixedCandidates !== undefined) return this.#fixedCandidates;
-    const names = planRoute(this.#route, this.#random);
-    const list: T[] = [];
-    for (const name of names) {
-      const target = this.targets.get(name);
-      if (target !== undefined) list.push(target);
-    }
-    if (isFixedRoute(this.#route)) this.#fixedCandidates = list;
-    return list;
   }
 }

@@ -1,4 +1,5 @@
 import type { CallOptions } from '@infergate/core';
+import type { Hedger } from './hedger.js';
 import type { ExecutePolicy, RouteEngine, RouteTarget } from './route-engine.js';
 import { partialStreamError } from './stream-partial.js';
 
@@ -9,12 +10,13 @@ import { partialStreamError } from './stream-partial.js';
  */
 export async function* routedStream<T extends RouteTarget, C>(
   engine: RouteEngine<T>,
+  runner: Hedger<T>,
   call: CallOptions,
   open: (target: T, options: CallOptions) => AsyncIterable<C>,
   partialOf: (chunks: readonly C[]) => unknown,
   policy: ExecutePolicy<T> = {},
 ): AsyncGenerator<C, void, undefined> {
-  const { value: first, handle } = await engine.run(
+  const { value: first, handle } = await runner.run(
     call,
     async (target, options) => {
       const iterator = open(target, options)[Symbol.asyncIterator]();
@@ -27,6 +29,12 @@ export async function* routedStream<T extends RouteTarget, C>(
     },
     policy,
     true,
+    // A hedged stream's losing attempt that had its first chunk too: closed, counted as cancelled.
+    async ({ value, handle: lost }) => {
+      await value.iterator.return?.()?.catch(() => undefined);
+      await engine.finish(lost, 'cancelled');
+      lost.callScope.dispose();
+    },
   );
   const { iterator } = first;
   let next = first.next;

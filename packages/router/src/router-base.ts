@@ -1,6 +1,7 @@
 import type { Breaker } from './breaker.js';
 import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
 import type { ResolvedRouterOptions } from './config.js';
+import { Hedger } from './hedger.js';
 import { createRouteEngine, type RouteEngine, type RouteTarget } from './route-engine.js';
 import { type RouterEventMap, RouterEvents } from './router-events.js';
 import type { RouterTelemetry } from './router-telemetry.js';
@@ -28,11 +29,14 @@ export interface RouterControls {
 export abstract class RouterBase<T extends RouteTarget> implements RouterControls {
   readonly events = new RouterEvents();
   protected readonly engine: RouteEngine<T>;
+  /** `engine.run`, hedged for idempotent calls when the router hedges. */
+  protected readonly runner: Hedger<T>;
   readonly #telemetry: RouterTelemetry;
   #closed = false;
 
   protected constructor(targets: readonly T[], options: ResolvedRouterOptions) {
     ({ engine: this.engine, telemetry: this.#telemetry } = createRouteEngine(targets, options, this.events));
+    this.runner = new Hedger(this.engine, options.hedge);
   }
 
   on<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this {

@@ -23,6 +23,29 @@ describe('SimulatedGpu', () => {
     expect(new SimulatedGpu().costMs(64)).toBeCloseTo(5.2);
   });
 
+  it('answers a share of executions late, outside the slot', async () => {
+    let draw = 0;
+    // The first execution draws under the probability, the second over it.
+    const gpu = new SimulatedGpu({
+      baseMs: 1,
+      perRowMs: 0,
+      tailProbability: 0.5,
+      tailMs: 60_000,
+      random: () => (draw++ === 0 ? 0.1 : 0.9),
+    });
+    const controller = new AbortController();
+    const late = gpu.run(1, controller.signal);
+    // The late answer does not hold the slot: the second execution runs and answers meanwhile.
+    await gpu.run(1);
+    expect(gpu.stats()).toMatchObject({ executions: 2, tailDelays: 1, maxConcurrent: 1 });
+    controller.abort();
+    await expect(late).rejects.toMatchObject({ code: 1 });
+  });
+
+  it('rejects a tail probability outside [0, 1]', () => {
+    expect(() => new SimulatedGpu({ tailProbability: 1.5 })).toThrow(RangeError);
+  });
+
   it('drops a cancelled execution from the queue', async () => {
     const gpu = new SimulatedGpu({ baseMs: 10, perRowMs: 0 });
     const controller = new AbortController();

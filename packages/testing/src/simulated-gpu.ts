@@ -1,4 +1,5 @@
 import { status } from '@grpc/grpc-js';
+import { sleep } from './internal/sleep.js';
 import { RpcError } from './rpc-error.js';
 
 export interface SimulatedGpuOptions {
@@ -6,6 +7,16 @@ export interface SimulatedGpuOptions {
   baseMs?: number;
   /** Cost per batch row, in ms. @default 0.05 */
   perRowMs?: number;
+  /**
+   * A heavy tail: this share of executions answers `tailMs` late. The delay comes after the
+   * execution, outside the slot (a GC pause, a congested link): the call is slow, the GPU is not,
+   * so the calls behind it are not held up. For hedging benchmarks. @default 0
+   */
+  tailProbability?: number;
+  /** How late a tail answer is, in ms. @default 0 */
+  tailMs?: number;
+  /** Random source for the tail (tests). @default Math.random */
+  random?: () => number;
 }
 
 export interface SimulatedGpuStats {
@@ -19,6 +30,8 @@ export interface SimulatedGpuStats {
   maxConcurrent: number;
   /** Total simulated execution time, in ms. */
   busyMs: number;
+  /** Executions that answered late (`tailProbability`). */
+  tailDelays: number;
 }
 
 interface Job {
@@ -37,6 +50,9 @@ interface Job {
 export class SimulatedGpu {
   readonly baseMs: number;
   readonly perRowMs: number;
+  readonly tailProbability: number;
+  readonly tailMs: number;
+  readonly #random: () => number;
   readonly #queue: Job[] = [];
   #running = 0;
   #stats: SimulatedGpuStats = {
@@ -46,13 +62,19 @@ export class SimulatedGpu {
     queued: 0,
     maxConcurrent: 0,
     busyMs: 0,
+    tailDelays: 0,
   };
 
   constructor(options: SimulatedGpuOptions = {}) {
     this.baseMs = options.baseMs ?? 2;
     this.perRowMs = options.perRowMs ?? 0.05;
-    if (!(this.baseMs >= 0) || !(this.perRowMs >= 0))
+    this.tailProbability = options.tailProbability ?? 0;
+    this.tailMs = options.tailMs ?? 0;
+    this.#random = options.random ?? Math.random;
+    if (!(this.baseMs >= 0) || !(this.perRowMs >= 0) || !(this.tailMs >= 0))
       throw new RangeError('simulated GPU costs must be non-negative');
+    if (!(this.tailProbability >= 0 && this.tailProbability <= 1))
+      throw new RangeError('tailProbability must be within [0, 1]');
   }
 
   /** How long an execution of `rows` rows takes, in ms. */
@@ -62,9 +84,18 @@ export class SimulatedGpu {
 
   /**
    * Waits for the slot, then holds it for the execution's duration. Aborting while queued leaves
-   * the queue (CANCELLED); an execution that has started runs to the end, as GPU work would.
+   * the queue (CANCELLED); an execution that has started runs to the end, as GPU work would. A tail
+   * delay after it ends early on an abort.
    */
-  run(rows: number, signal?: AbortSignal, onStart?: () => void): Promise<void> {
+  async run(rows: number, signal?: AbortSignal, onStart?: () => void): Promise<void> {
+    await this.#execute(rows, signal, onStart);
+    if (this.tailProbability > 0 && this.#random() < this.tailProbability) {
+      this.#stats.tailDelays += 1;
+      await sleep(this.tailMs, signal);
+    }
+  }
+
+  #execute(rows: number, signal: AbortSignal | undefined, onStart: (() => void) | undefined): Promise<void> {
     if (signal?.aborted) return Promise.reject(cancelled());
     return new Promise<void>((resolve, reject) => {
       const onAbort = () => {
@@ -119,6 +150,7 @@ export class SimulatedGpu {
       queued: 0,
       maxConcurrent: this.#running,
       busyMs: 0,
+      tailDelays: 0,
     };
   }
 }

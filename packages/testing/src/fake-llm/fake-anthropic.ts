@@ -9,7 +9,7 @@ import {
   startSse,
   writeSse,
 } from './fake-http-server.js';
-import { type FakeLlmOptions, fakeReply, readChatRequest } from './fake-reply.js';
+import { type FakeLlmOptions, fakeReply, readChatRequest, setResponseHeaders } from './fake-reply.js';
 
 export interface FakeAnthropicOptions extends FakeLlmOptions {
   /** Reported as cache_read_input_tokens (not part of input_tokens, as Anthropic counts). @default 0 */
@@ -103,7 +103,9 @@ function stopReason(finish: 'stop' | 'length', hitStop: boolean): string {
  */
 export function startFakeAnthropic(options: FakeAnthropicOptions = {}): Promise<FakeLlmServer> {
   let sequence = 0;
+  let calls = 0;
   const handle = async ({ request, response, body, fault, signal }: ExchangeContext): Promise<void> => {
+    setResponseHeaders(response, options, ++calls);
     if (fault?.kind === 'slow-first-byte' && !(await pause(fault.delayMs, signal))) return;
     if (options.apiKey !== undefined && request.headers['x-api-key'] !== options.apiKey) {
       sendJson(response, 401, anthropicError('authentication_error', 'invalid x-api-key'), requestIdHeader);

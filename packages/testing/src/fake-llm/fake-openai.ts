@@ -9,7 +9,13 @@ import {
   startSse,
   writeSse,
 } from './fake-http-server.js';
-import { type FakeLlmOptions, type FakeReply, fakeReply, readChatRequest } from './fake-reply.js';
+import {
+  type FakeLlmOptions,
+  type FakeReply,
+  fakeReply,
+  readChatRequest,
+  setResponseHeaders,
+} from './fake-reply.js';
 
 export interface FakeOpenAIOptions extends FakeLlmOptions {
   /** A cached prompt prefix: added to prompt_tokens and reported as cached_tokens. @default 0 */
@@ -149,7 +155,9 @@ function usageOf(reply: FakeReply, options: FakeOpenAIOptions) {
  */
 export function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeLlmServer> {
   let sequence = 0;
+  let calls = 0;
   const handle = async ({ request, response, body, fault, signal }: ExchangeContext): Promise<void> => {
+    setResponseHeaders(response, options, ++calls);
     if (fault?.kind === 'slow-first-byte' && !(await pause(fault.delayMs, signal))) return;
     if (options.apiKey !== undefined && request.headers.authorization !== `Bearer ${options.apiKey}`) {
       sendJson(

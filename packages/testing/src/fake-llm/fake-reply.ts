@@ -21,6 +21,22 @@ export interface FakeLlmOptions {
   apiKey?: string;
   /** The model the response names. @default the request's model */
   responseModel?: string;
+  /**
+   * Extra headers on every answer (429s included), e.g. the provider's rate-limit headers; a
+   * function gets the 1-based number of the request. @default none
+   */
+  responseHeaders?: Readonly<Record<string, string>> | ((call: number) => Readonly<Record<string, string>>);
+}
+
+/** Sets `options.responseHeaders` for the `call`-th request on `response`. */
+export function setResponseHeaders(
+  response: { setHeader(name: string, value: string): unknown },
+  options: FakeLlmOptions,
+  call: number,
+): void {
+  const headers =
+    typeof options.responseHeaders === 'function' ? options.responseHeaders(call) : options.responseHeaders;
+  for (const [name, value] of Object.entries(headers ?? {})) response.setHeader(name, value);
 }
 
 /** Whitespace-separated words: the fakes' deterministic "tokens". */

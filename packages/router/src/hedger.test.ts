@@ -1,0 +1,293 @@
+import {
+  buildInferRequest,
+  ErrorCode,
+  InfergateError,
+  type InferResponse,
+  type InferTransport,
+} from '@infergate/core';
+import { createCostTracker, withCost } from '@infergate/cost';
+import type { ChatModel, ChatRequest, ChatResponse, ChatStreamEvent } from '@infergate/llm';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createChatRouter } from './chat-router.js';
+import type { RouterOptions } from './config.js';
+import { createInferRouter, type InferRouter } from './infer-router.js';
+
+const request = buildInferRequest('m', [
+  { name: 'IN', datatype: 'FP32', shape: [1], data: new Float32Array([1]) },
+]);
+
+interface SlowTarget extends InferTransport {
+  calls: number;
+  /** The signal of every call, to see which were cancelled. */
+  signals: AbortSignal[];
+}
+
+/** An in-memory target answering after `delayMs` of fake time; it stops early when its signal aborts. */
+function target(name: string, delayMs: number): SlowTarget {
+  const self: SlowTarget = {
+    calls: 0,
+    signals: [],
+    async infer(_request, options) {
+      self.calls += 1;
+      const signal = options.signal ?? new AbortController().signal;
+      self.signals.push(signal);
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, delayMs);
+        signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        });
+      });
+      const response: InferResponse = {
+        model: 'm',
+        modelVersion: '1',
+        id: name,
+        outputs: [],
+        parameters: {},
+      };
+      return response;
+    },
+    // biome-ignore lint/correctness/useYield: these targets never stream
+    async *stream() {
+      throw new InfergateError(ErrorCode.Unimplemented, 'no streams here');
+    },
+  };
+  return self;
+}
+
+const routers: { close(): Promise<void> }[] = [];
+function router(options: RouterOptions): InferRouter {
+  const created = createInferRouter(options);
+  routers.push(created);
+  return created;
+}
+
+/** Lets fake time run `ms`, then returns the call's outcome. */
+async function after<R>(ms: number, call: Promise<R>): Promise<R> {
+  const settled = call.then(
+    (value) => value,
+    (error: unknown) => {
+      throw error;
+    },
+  );
+  settled.catch(() => undefined);
+  await vi.advanceTimersByTimeAsync(ms);
+  return settled;
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+});
+
+afterEach(async () => {
+  vi.useRealTimers();
+  await Promise.all(routers.splice(0).map((created) => created.close()));
+});
+
+describe('hedged requests', () => {
+  it('sends a slow idempotent call to a second target after the delay; the first answer wins, the other is cancelled', async () => {
+    const slow = target('slow', 1_000);
+    const fast = target('fast', 10);
+    const routed = router({
+      targets: [
+        { name: 'slow', transport: slow },
+        { name: 'fast', transport: fast },
+      ],
+      hedge: { delay: 50, budget: 1 },
+    });
+    const answer = await after(60, routed.infer(request, { idempotent: true }));
+    expect(answer.id).toBe('fast');
+    expect(slow.signals[0]?.aborted).toBe(true);
+    expect(slow.signals[0]?.reason).toMatchObject({ code: ErrorCode.Cancelled });
+    // The cancelled attempt does not count against the slow target's breaker.
+    expect(routed.breakerStates().slow?.kind).toBe('closed');
+  });
+
+  it('never hedges a call that is not marked idempotent', async () => {
+    const slow = target('slow', 200);
+    const fast = target('fast', 10);
+    const routed = router({
+      targets: [
+        { name: 'slow', transport: slow },
+        { name: 'fast', transport: fast },
+      ],
+      hedge: { delay: 50, budget: 1 },
+    });
+    expect((await after(200, routed.infer(request))).id).toBe('slow');
+    expect(fast.calls).toBe(0);
+  });
+
+  it('keeps hedges within the budget', async () => {
+    const slow = target('slow', 100);
+    const fast = target('fast', 100);
+    const routed = router({
+      targets: [
+        { name: 'slow', transport: slow },
+        { name: 'fast', transport: fast },
+      ],
+      hedge: { delay: 10, budget: 0.1 },
+    });
+    for (let call = 0; call < 30; call++) await after(100, routed.infer(request, { idempotent: true }));
+    // 30 hedgeable calls at 10%: three hedges, every other call stayed single.
+    expect(fast.calls).toBe(3);
+    expect(slow.calls).toBe(30);
+  });
+
+  it('fails with DEADLINE_EXCEEDED when the hedge loses to the deadline too, and cancels both', async () => {
+    const a = target('a', 1_000);
+    const b = target('b', 1_000);
+    const routed = router({
+      targets: [
+        { name: 'a', transport: a },
+        { name: 'b', transport: b },
+      ],
+      hedge: { delay: 50, budget: 1 },
+    });
+    await expect(
+      after(100, routed.infer(request, { idempotent: true, timeoutMs: 100 })),
+    ).rejects.toMatchObject({
+      code: ErrorCode.DeadlineExceeded,
+    });
+    expect([a.calls, b.calls]).toEqual([1, 1]);
+    expect(a.signals[0]?.aborted && b.signals[0]?.aborted).toBe(true);
+  });
+
+  it('waits for the p95 of the first target before hedging, and not at all until it is known', async () => {
+    const first = target('first', 10);
+    const second = target('second', 10);
+    const routed = router({
+      targets: [
+        { name: 'first', transport: first },
+        { name: 'second', transport: second },
+      ],
+      hedge: { budget: 1 },
+    });
+    for (let call = 0; call < 20; call++) await after(10, routed.infer(request, { idempotent: true }));
+    expect(second.calls).toBe(0);
+    // Now p95 is 10 ms: a call still running after 10 ms is hedged.
+    const slowAgain = target('first', 500);
+    first.infer = slowAgain.infer;
+    expect((await after(25, routed.infer(request, { idempotent: true }))).id).toBe('second');
+  });
+});
+
+function chatModel(
+  name: string,
+  delayMs: number,
+  stream: { firstMs: number; restMs: number } = { firstMs: 0, restMs: 0 },
+): ChatModel & { calls: number } {
+  const response = (request: ChatRequest): ChatResponse => ({
+    id: name,
+    model: request.model,
+    text: name,
+    finishReason: 'stop',
+    rawFinishReason: 'stop',
+    provider: 'anthropic',
+    usage: {
+      inputTokens: 10,
+      outputTokens: 10,
+      cacheReadTokens: undefined,
+      cacheWriteTokens: undefined,
+      reasoningTokens: undefined,
+      raw: {},
+    },
+  });
+  const self = {
+    provider: 'anthropic',
+    defaultModel: 'claude-3-5-sonnet',
+    calls: 0,
+    async chat(request: ChatRequest) {
+      self.calls += 1;
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      return response(request);
+    },
+    async *chatStream(): AsyncGenerator<ChatStreamEvent> {
+      self.calls += 1;
+      await new Promise((resolve) => setTimeout(resolve, stream.firstMs));
+      yield { type: 'text-delta', text: `${name}-1` } as ChatStreamEvent;
+      await new Promise((resolve) => setTimeout(resolve, stream.restMs));
+      yield { type: 'text-delta', text: `${name}-2` } as ChatStreamEvent;
+    },
+  };
+  return self;
+}
+
+describe('hedged chat calls', () => {
+  it('a hedge refused with BUDGET_EXCEEDED is dropped; the call goes on and is charged once', async () => {
+    // One reservation of claude-3-5-sonnet with 50 output tokens (≈ $0.0008) fits under $0.001; two do not.
+    const tracker = createCostTracker({ budgets: [{ id: 'all', window: 'day', hardLimitUsd: 0.001 }] });
+    const slow = chatModel('slow', 100);
+    const fast = chatModel('fast', 10);
+    const chat = createChatRouter({
+      targets: [
+        { name: 'slow', model: withCost(slow, { tracker }) },
+        { name: 'fast', model: withCost(fast, { tracker }) },
+      ],
+      hedge: { delay: 20, budget: 1 },
+    });
+    routers.push(chat);
+    const request: ChatRequest = {
+      model: 'claude-3-5-sonnet',
+      messages: [{ role: 'user', content: 'hi' }],
+      maxTokens: 50,
+    };
+    const refused: string[] = [];
+    chat.on('attempt', (event) => {
+      if (event.error !== undefined) refused.push(`${event.target} ${event.error.code}`);
+    });
+    const answer = await after(100, chat.chat(request, { idempotent: true }));
+    expect(answer.text).toBe('slow');
+    expect(refused).toEqual(['fast BUDGET_EXCEEDED']);
+    // The hedge was refused before reaching the model.
+    expect(fast.calls).toBe(0);
+    // Charged once: the call's usage (10 input + 10 output tokens).
+    expect((await tracker.report()).totalUsd).toBeCloseTo((10 * 3 + 10 * 15) / 1_000_000, 9);
+  });
+
+  it('hedges a stream until its first chunk: the faster first chunk wins, the other stream is closed', async () => {
+    const late = chatModel('late', 0, { firstMs: 500, restMs: 0 });
+    const early = chatModel('early', 0, { firstMs: 10, restMs: 10 });
+    const chat = createChatRouter({
+      targets: [
+        { name: 'late', model: late },
+        { name: 'early', model: early },
+      ],
+      hedge: { delay: 50, budget: 1 },
+    });
+    routers.push(chat);
+    const read = async () => {
+      const texts: string[] = [];
+      for await (const event of chat.chatStream(
+        { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+        { idempotent: true },
+      ))
+        if (event.type === 'text-delta') texts.push(event.text);
+      return texts;
+    };
+    expect(await after(600, read())).toEqual(['early-1', 'early-2']);
+  });
+
+  it('never hedges a stream whose first chunk came before the delay, however slow the rest', async () => {
+    const first = chatModel('first', 0, { firstMs: 5, restMs: 300 });
+    const second = chatModel('second', 0, { firstMs: 5, restMs: 0 });
+    const chat = createChatRouter({
+      targets: [
+        { name: 'first', model: first },
+        { name: 'second', model: second },
+      ],
+      hedge: { delay: 50, budget: 1 },
+    });
+    routers.push(chat);
+    const texts: string[] = [];
+    const reading = (async () => {
+      for await (const event of chat.chatStream(
+        { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+        { idempotent: true },
+      ))
+        if (event.type === 'text-delta') texts.push(event.text);
+    })();
+    await after(400, reading);
+    expect(texts).toEqual(['first-1', 'first-2']);
+    expect(second.calls).toBe(0);
+  });
+});

@@ -1,0 +1,79 @@
+import {
+  type CallOptions,
+  type CallScope,
+  createCallScope,
+  ErrorCode,
+  InfergateError,
+} from '@infergate/core';
+import type { Span } from '@opentelemetry/api';
+import type { BreakerPermit } from './breaker.js';
+import type { LoadStats } from './load-stats.js';
+import type { AttemptHandle, RouteTarget } from './route-target.js';
+
+/**
+ * Opens one attempt: its scope (the call's signal, and the attempt's own deadline — for a stream a
+ * timer on the first answer only, which `stopTimer()` clears, while the call's deadline bounds the
+ * whole stream), its handle, and the options the target is called with. Counts it in flight.
+ */
+export function openAttempt<T extends RouteTarget>(
+  call: CallOptions,
+  callScope: CallScope,
+  target: T,
+  permit: BreakerPermit,
+  attempt: number,
+  keepOpen: boolean,
+  parts: { attemptTimeoutMs: number | undefined; span: Span; load: LoadStats },
+): { handle: AttemptHandle<T>; options: CallOptions } {
+  const { attemptTimeoutMs, span, load } = parts;
+  const remaining = callScope.remainingMs();
+  const limit =
+    remaining === undefined
+      ? attemptTimeoutMs
+      : Math.max(1, Math.min(remaining, attemptTimeoutMs ?? remaining));
+  const scope = createCallScope({
+    signal: callScope.signal,
+    timeoutMs: keepOpen ? undefined : limit,
+    what: 'the attempt',
+    own: keepOpen,
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  if (keepOpen && attemptTimeoutMs !== undefined && limit !== undefined) {
+    timer = setTimeout(
+      () =>
+        scope.abort(
+          new InfergateError(ErrorCode.DeadlineExceeded, `the attempt timed out after ${limit} ms`, {
+            details: { timeoutMs: limit },
+          }),
+        ),
+      limit,
+    );
+  }
+  let recorded = false;
+  load.start();
+  const started = performance.now();
+  const handle: AttemptHandle<T> = {
+    target,
+    attempt,
+    scope,
+    callScope,
+    permit,
+    span,
+    started,
+    load,
+    // Recorded once, at the first answer: a stream's latency is its first chunk's (the queued part).
+    stopTimer: (answered = true) => {
+      if (timer !== undefined) clearTimeout(timer);
+      if (answered && !recorded) load.record(performance.now() - started, Date.now());
+      recorded = true;
+    },
+  };
+  // The caller's options go through as they are unless the attempt has its own signal or deadline.
+  const passOn = keepOpen ? remaining : limit;
+  let options: CallOptions = call;
+  if ((scope.signal !== undefined && scope.signal !== call.signal) || passOn !== undefined) {
+    options = { ...call };
+    if (scope.signal !== undefined) options.signal = scope.signal;
+    if (passOn !== undefined) options.timeoutMs = passOn;
+  }
+  return { handle, options };
+}
