@@ -26,6 +26,7 @@ import { type H2Request, inferOverH2, streamOverH2 } from './h2/h2-infer.js';
 import { assertSafeHeaders } from './header-values.js';
 import { grpcChannelOptions } from './internal/channel-options.js';
 import { createCredentials } from './internal/credentials.js';
+import { type Deserialize, identityBuffer, methodPath, type Serialize } from './internal/grpc-method.js';
 import { explainFailedConnect } from './internal/http1-probe.js';
 import { type EncodedInferRequest, encodeForCall, joinChunks } from './internal/infer-request-writer.js';
 import {
@@ -38,27 +39,18 @@ import { loadGrpc } from './internal/lazy-modules.js';
 import { explainLostMessage, lostMessage } from './internal/lost-message.js';
 import { grpcOneRequestStream, readStream } from './internal/read-stream.js';
 import { SharedMemoryStager } from './internal/shm-stager.js';
-import { RPC_SERVICE, startRpcSpan } from './internal/tracing.js';
+import { startRpcSpan } from './internal/tracing.js';
 import { channelTarget, type Endpoint, parseEndpoint, type ResolvedGrpcTransportOptions } from './options.js';
 import type { Parameters } from './parameters.js';
 import type { CallOptions, InferRequest, InferResponse, InferTransport } from './transport.js';
-
-type Serialize<T> = (value: T) => Buffer;
 
 export interface StreamCall {
   call: grpc.ClientDuplexStream<Buffer, ModelStreamInferResponse>;
   /** Ends the span and detaches the abort listener; call once the stream is over. */
   end(failure?: InfergateError): void;
 }
-type Deserialize<T> = (bytes: Buffer) => T;
-
-const identityBuffer = (value: Buffer) => value;
 /** What every ModelStreamInfer request asks for: Triton's empty final response, to know the end. */
 const STREAM_PARAMETERS: Parameters = { triton_enable_empty_final_response: true };
-
-function methodPath(name: string): string {
-  return `/${RPC_SERVICE}/${name}`;
-}
 
 /**
  * One gRPC channel to one KServe v2 / Triton endpoint. Implements InferTransport for inference and
