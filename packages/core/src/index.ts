@@ -29,13 +29,14 @@ export { DATATYPES, datatypeFromConfigName, elementSize, isDataType } from './da
 export type { InfergateErrorOptions, InfergateErrorOverrides } from './errors.js';
 export { abortError, ErrorCode, InfergateError, isBackpressureCode, isRetryableCode } from './errors.js';
 export { Extension, unsupportedExtension, withExtension } from './extension.js';
+export { createGenAiTimingHistograms, type GenAiTimingHistograms } from './genai-histograms.js';
 export { fromGrpcStatus } from './grpc-status.js';
 export type { StreamCall } from './grpc-transport.js';
 export { GrpcTransport } from './grpc-transport.js';
 export { assertSafeHeaders } from './header-values.js';
 export type { InferOptions } from './infer-request.js';
 export { buildInferRequest } from './infer-request.js';
-export { lazyInstruments } from './lazy-instruments.js';
+export { createLiveGauge, type GaugeSource, lazyInstruments } from './lazy-instruments.js';
 export { networkErrorCode } from './network-errors.js';
 export type {
   ClientOptions,

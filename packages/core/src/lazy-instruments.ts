@@ -1,4 +1,4 @@
-import type { Meter, MeterProvider } from '@opentelemetry/api';
+import type { Meter, MeterProvider, ObservableResult } from '@opentelemetry/api';
 import { loadOtel } from './internal/lazy-modules.js';
 
 /**
@@ -25,4 +25,24 @@ export function lazyInstruments<T>(
     }
     return instruments;
   };
+}
+
+/** Something an observable gauge reads each time the SDK collects. */
+export interface GaugeSource {
+  observe(result: ObservableResult): void;
+}
+
+/**
+ * An observable gauge over a set of live objects (batchers, trackers, …): each collection asks
+ * every member present at that moment to observe; members join and leave the set as they open and close.
+ */
+export function createLiveGauge(
+  meter: Meter,
+  name: string,
+  options: { description: string; unit: string },
+  live: ReadonlySet<GaugeSource>,
+): void {
+  meter.createObservableGauge(name, options).addCallback((result) => {
+    for (const source of live) source.observe(result);
+  });
 }

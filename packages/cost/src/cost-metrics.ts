@@ -1,4 +1,4 @@
-import { lazyInstruments } from '@infergate/core';
+import { createLiveGauge, lazyInstruments } from '@infergate/core';
 import type { Attributes, ObservableResult } from '@opentelemetry/api';
 import type { Reservation } from './budget-ledger.js';
 import { VERSION } from './version.js';
@@ -13,17 +13,16 @@ interface LineRoom {
 // Trackers whose budget lines the gauge reports; bounded per tracker (see CostMetrics).
 const live = new Set<CostMetrics>();
 
-function observeRemaining(result: ObservableResult): void {
-  for (const metrics of live) metrics.observe(result);
-}
-
 const instruments = lazyInstruments('@infergate/cost', VERSION, (meter) => {
-  meter
-    .createObservableGauge('infergate.cost.budget.remaining', {
+  createLiveGauge(
+    meter,
+    'infergate.cost.budget.remaining',
+    {
       description: 'USD left under a budget’s hard limit, as of this process’s last reservation on it',
       unit: '{USD}',
-    })
-    .addCallback(observeRemaining);
+    },
+    live,
+  );
   return {
     spent: meter.createCounter('infergate.cost.spent', {
       description: 'Cost of settled calls, in US dollars, by model and provider (and tenant when opted in)',

@@ -1,5 +1,5 @@
-import { lazyInstruments } from '@infergate/core';
-import type { Attributes, ObservableResult } from '@opentelemetry/api';
+import { createGenAiTimingHistograms, lazyInstruments } from '@infergate/core';
+import type { Attributes, Meter, ObservableResult } from '@opentelemetry/api';
 import type { Breaker } from './breaker.js';
 import { stateLevel } from './breaker-state.js';
 import type { TargetCooling } from './target-cooling.js';
@@ -33,12 +33,6 @@ function observeCooling(result: ObservableResult): void {
       });
 }
 
-// Bucket advice of the GenAI conventions, for the chat router's own GenAI metrics.
-const DURATION_BUCKETS = [
-  0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
-];
-const CHUNK_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5];
-
 /** The router's instruments, rebuilt when the application registers (or replaces) its MeterProvider. */
 export const routerInstruments = lazyInstruments('@infergate/router', VERSION, (meter) => {
   meter
@@ -67,21 +61,8 @@ export const routerInstruments = lazyInstruments('@infergate/router', VERSION, (
       description: 'Breaker state changes',
       unit: '{transition}',
     }),
-    chatDuration: meter.createHistogram('gen_ai.client.operation.duration', {
-      description: 'GenAI operation duration',
-      unit: 's',
-      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-    }),
-    firstChunk: meter.createHistogram('gen_ai.client.operation.time_to_first_chunk', {
-      description: 'Time from sending a streamed request to receiving its first chunk',
-      unit: 's',
-      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-    }),
-    perChunk: meter.createHistogram('gen_ai.client.operation.time_per_output_chunk', {
-      description: 'Time between consecutive chunks of a streamed response, after the first',
-      unit: 's',
-      advice: { explicitBucketBoundaries: CHUNK_BUCKETS },
-    }),
+    // The chat router's own GenAI timing (its `duration` is `chatDuration` below).
+    ...chatTiming(meter),
   };
 });
 
@@ -105,4 +86,9 @@ export function cachedAttributes(key: string, build: () => Attributes): Attribut
     attributeCache.set(key, attributes);
   }
   return attributes;
+}
+
+function chatTiming(meter: Meter) {
+  const { duration, firstChunk, perChunk } = createGenAiTimingHistograms(meter);
+  return { chatDuration: duration, firstChunk, perChunk };
 }

@@ -1,4 +1,4 @@
-import { lazyInstruments, sdkTracer } from '@infergate/core';
+import { createLiveGauge, lazyInstruments, sdkTracer } from '@infergate/core';
 import {
   type Attributes,
   INVALID_SPAN_CONTEXT,
@@ -20,18 +20,14 @@ const OFF: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 // Batchers whose queue depth the gauge reports; a batcher leaves on close().
 const live = new Set<BatcherTelemetry>();
 
-function observeQueues(result: ObservableResult): void {
-  for (const telemetry of live) telemetry.observe(result);
-}
-
 // Rebuilt when the application registers its MeterProvider, even after the batcher was made.
 const instruments = lazyInstruments(SCOPE, VERSION, (meter) => {
-  meter
-    .createObservableGauge('infergate.batcher.queue.depth', {
-      description: 'Calls waiting in the batcher queue',
-      unit: '{call}',
-    })
-    .addCallback(observeQueues);
+  createLiveGauge(
+    meter,
+    'infergate.batcher.queue.depth',
+    { description: 'Calls waiting in the batcher queue', unit: '{call}' },
+    live,
+  );
   return {
     inFlight: meter.createUpDownCounter('infergate.batcher.batches.in_flight', {
       description: 'Batches sent and not yet answered',

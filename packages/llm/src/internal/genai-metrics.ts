@@ -1,37 +1,18 @@
-import { lazyInstruments } from '@infergate/core';
+import { createGenAiTimingHistograms, lazyInstruments } from '@infergate/core';
 import type { Attributes } from '@opentelemetry/api';
 import type { ChatUsage } from '../types.js';
 import { VERSION } from '../version.js';
 
-// Bucket advice from the GenAI semantic conventions.
-const DURATION_BUCKETS = [
-  0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
-];
-const CHUNK_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5];
 const TOKEN_BUCKETS = [
   1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
 ];
 
 const instruments = lazyInstruments('@infergate/llm', VERSION, (meter) => ({
-  duration: meter.createHistogram('gen_ai.client.operation.duration', {
-    description: 'GenAI operation duration',
-    unit: 's',
-    advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-  }),
+  ...createGenAiTimingHistograms(meter),
   tokens: meter.createHistogram('gen_ai.client.token.usage', {
     description: 'Number of input and output tokens used',
     unit: '{token}',
     advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
-  }),
-  firstChunk: meter.createHistogram('gen_ai.client.operation.time_to_first_chunk', {
-    description: 'Time from sending a streamed request to receiving its first chunk',
-    unit: 's',
-    advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-  }),
-  perChunk: meter.createHistogram('gen_ai.client.operation.time_per_output_chunk', {
-    description: 'Time between consecutive chunks of a streamed response, after the first',
-    unit: 's',
-    advice: { explicitBucketBoundaries: CHUNK_BUCKETS },
   }),
 }));
 
