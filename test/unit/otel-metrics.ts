@@ -7,6 +7,8 @@ import {
   type MetricData,
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { installInMemoryTracing } from './otel.js';
 
 export interface InMemoryMetrics {
   exporter: InMemoryMetricExporter;
@@ -55,6 +57,45 @@ export function installInMemoryMetrics(): InMemoryMetrics {
     async uninstall() {
       metrics.disable();
       await provider.shutdown();
+    },
+  };
+}
+
+export interface InMemoryTelemetry {
+  /** The file's in-memory tracing; its exporter is emptied after each test. */
+  readonly tracing: ReturnType<typeof installInMemoryTracing>;
+  /** This test's metrics, installed fresh for each test. */
+  readonly meters: InMemoryMetrics;
+}
+
+/**
+ * Registers this file's hooks: in-memory tracing for the whole file, and a fresh in-memory
+ * MeterProvider for each test. Read `tracing` and `meters` inside a test.
+ */
+export function inMemoryTelemetryPerTest(): InMemoryTelemetry {
+  let tracing: ReturnType<typeof installInMemoryTracing> | undefined;
+  let meters: InMemoryMetrics | undefined;
+  beforeAll(() => {
+    tracing = installInMemoryTracing();
+  });
+  beforeEach(() => {
+    meters = installInMemoryMetrics();
+  });
+  afterEach(async () => {
+    await meters?.uninstall();
+    tracing?.exporter.reset();
+  });
+  afterAll(() => tracing?.uninstall());
+  const installed = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('in-memory telemetry is read only inside a test');
+    return value;
+  };
+  return {
+    get tracing() {
+      return installed(tracing);
+    },
+    get meters() {
+      return installed(meters);
     },
   };
 }

@@ -1,23 +1,9 @@
 import { context, trace } from '@opentelemetry/api';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { installInMemoryTracing } from '../../../test/unit/otel.js';
-import { type InMemoryMetrics, installInMemoryMetrics } from '../../../test/unit/otel-metrics.js';
+import { describe, expect, it } from 'vitest';
+import { inMemoryTelemetryPerTest } from '../../../test/unit/otel-metrics.js';
 import { createCostTracker } from './cost-tracker.js';
 
-let tracing: ReturnType<typeof installInMemoryTracing>;
-let meters: InMemoryMetrics;
-
-beforeAll(() => {
-  tracing = installInMemoryTracing();
-});
-beforeEach(() => {
-  meters = installInMemoryMetrics();
-});
-afterEach(async () => {
-  await meters.uninstall();
-  tracing.exporter.reset();
-});
-afterAll(() => tracing.uninstall());
+const telemetry = inMemoryTelemetryPerTest();
 
 const budgets = [{ id: 'hourly', scope: ['tenant' as const], window: 'hour' as const, hardLimitUsd: 1 }];
 
@@ -26,8 +12,8 @@ describe('cost metrics', () => {
     const tracker = createCostTracker({ budgets, builtInPrices: false });
     const acme = await tracker.reserve({ tenant: 'acme', model: 'm', provider: 'p', estimateUsd: 0.25 });
     const other = await tracker.reserve({ tenant: 'other', model: 'm', provider: 'p', estimateUsd: 0.5 });
-    expect((await meters.points('infergate.cost.reservations'))[0]?.value).toBe(2);
-    const remaining = await meters.points('infergate.cost.budget.remaining');
+    expect((await telemetry.meters.points('infergate.cost.reservations'))[0]?.value).toBe(2);
+    const remaining = await telemetry.meters.points('infergate.cost.budget.remaining');
     // One point per budget: the tightest line (tenant "other", 1 − 0.5).
     expect(remaining.map((point) => [point.attributes, point.value])).toEqual([
       [{ 'infergate.budget': 'hourly' }, 0.5],
@@ -40,14 +26,14 @@ describe('cost metrics', () => {
     parent.end();
     await tracker.release(other);
 
-    const collected = await meters.collect();
+    const collected = await telemetry.meters.collect();
     expect(collected.get('infergate.cost.reservations')?.dataPoints[0]?.value).toBe(0);
     const spent = collected.get('infergate.cost.spent');
     expect(spent?.descriptor.unit).toBe('{USD}');
     expect(spent?.dataPoints.map((point) => [point.attributes, point.value])).toEqual([
       [{ 'gen_ai.request.model': 'm', 'gen_ai.provider.name': 'p' }, 0.125],
     ]);
-    const [span] = tracing.exporter.getFinishedSpans();
+    const [span] = telemetry.tracing.exporter.getFinishedSpans();
     expect(span?.attributes).toEqual({ 'infergate.cost.usd': 0.125, 'infergate.tenant': 'acme' });
     await tracker.close();
   });
@@ -56,7 +42,7 @@ describe('cost metrics', () => {
     const tracker = createCostTracker({ budgets, builtInPrices: false, metricsByTenant: true });
     const reservation = await tracker.reserve({ tenant: 'acme', model: 'm', estimateUsd: 0.25 });
     await tracker.settle(reservation, { costUsd: 0.25 });
-    const collected = await meters.collect();
+    const collected = await telemetry.meters.collect();
     expect(collected.get('infergate.cost.spent')?.dataPoints[0]?.attributes).toEqual({
       'gen_ai.request.model': 'm',
       'infergate.tenant': 'acme',
@@ -72,7 +58,7 @@ describe('cost metrics', () => {
     const tracker = createCostTracker({ budgets, builtInPrices: false, tracing: false });
     const reservation = await tracker.reserve({ tenant: 'acme', estimateUsd: 0.25 });
     await tracker.settle(reservation, { costUsd: 0.25 });
-    const collected = await meters.collect();
+    const collected = await telemetry.meters.collect();
     expect(collected.has('infergate.cost.spent')).toBe(false);
     expect(collected.has('infergate.cost.reservations')).toBe(false);
     await tracker.close();

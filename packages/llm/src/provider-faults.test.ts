@@ -79,69 +79,31 @@ interface Case {
   only?: string;
 }
 
+// What a fault must fail with: retried without backing off, backing off, or not retried.
+const transient = { retryable: true, backpressure: false };
+const backOff = { retryable: true, backpressure: true };
+const permanent = { retryable: false, backpressure: false };
+
 const cases: Case[] = [
-  {
-    fault: { kind: 'rate-limit', retryAfter: '2' },
-    code: ErrorCode.RateLimited,
-    retryable: true,
-    backpressure: true,
-    status: 429,
-  },
-  { fault: { kind: 'overloaded' }, code: ErrorCode.Overloaded, retryable: true, backpressure: true },
-  {
-    fault: { kind: 'server-error' },
-    code: ErrorCode.Unavailable,
-    retryable: true,
-    backpressure: false,
-    status: 500,
-  },
-  {
-    fault: { kind: 'server-error', status: 503 },
-    code: ErrorCode.Unavailable,
-    retryable: true,
-    backpressure: false,
-    status: 503,
-  },
-  {
-    fault: { kind: 'unauthorized' },
-    code: ErrorCode.Unauthenticated,
-    retryable: false,
-    backpressure: false,
-    status: 401,
-  },
-  {
-    fault: { kind: 'forbidden' },
-    code: ErrorCode.PermissionDenied,
-    retryable: false,
-    backpressure: false,
-    status: 403,
-  },
-  {
-    fault: { kind: 'not-found' },
-    code: ErrorCode.NotFound,
-    retryable: false,
-    backpressure: false,
-    status: 404,
-  },
-  {
-    fault: { kind: 'context-length' },
-    code: ErrorCode.ContextLengthExceeded,
-    retryable: false,
-    backpressure: false,
-    status: 400,
-  },
+  { fault: { kind: 'rate-limit', retryAfter: '2' }, code: ErrorCode.RateLimited, ...backOff, status: 429 },
+  { fault: { kind: 'overloaded' }, code: ErrorCode.Overloaded, ...backOff },
+  { fault: { kind: 'server-error' }, code: ErrorCode.Unavailable, ...transient, status: 500 },
+  { fault: { kind: 'server-error', status: 503 }, code: ErrorCode.Unavailable, ...transient, status: 503 },
+  { fault: { kind: 'unauthorized' }, code: ErrorCode.Unauthenticated, ...permanent, status: 401 },
+  { fault: { kind: 'forbidden' }, code: ErrorCode.PermissionDenied, ...permanent, status: 403 },
+  { fault: { kind: 'not-found' }, code: ErrorCode.NotFound, ...permanent, status: 404 },
+  { fault: { kind: 'context-length' }, code: ErrorCode.ContextLengthExceeded, ...permanent, status: 400 },
   {
     fault: { kind: 'content-filter' },
     code: ErrorCode.ContentFiltered,
-    retryable: false,
-    backpressure: false,
+    ...permanent,
     status: 400,
     only: 'openai',
   },
-  { fault: { kind: 'malformed-json' }, code: ErrorCode.DataLoss, retryable: false, backpressure: false },
-  { fault: { kind: 'schema-mismatch' }, code: ErrorCode.DataLoss, retryable: false, backpressure: false },
-  { fault: { kind: 'wrong-content-type' }, code: ErrorCode.DataLoss, retryable: false, backpressure: false },
-  { fault: { kind: 'reset-mid-stream' }, code: ErrorCode.Unavailable, retryable: true, backpressure: false },
+  { fault: { kind: 'malformed-json' }, code: ErrorCode.DataLoss, ...permanent },
+  { fault: { kind: 'schema-mismatch' }, code: ErrorCode.DataLoss, ...permanent },
+  { fault: { kind: 'wrong-content-type' }, code: ErrorCode.DataLoss, ...permanent },
+  { fault: { kind: 'reset-mid-stream' }, code: ErrorCode.Unavailable, ...transient },
 ];
 
 describe.each(['openai', 'anthropic'])('%s faults', (name) => {

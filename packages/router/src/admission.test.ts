@@ -3,82 +3,27 @@ import {
   CALL_SLO_CONTEXT,
   ErrorCode,
   InfergateError,
-  type InferResponse,
-  type InferTransport,
   withContextValue,
 } from '@infergate/core';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { RouterOptions } from './config.js';
-import { createInferRouter, type InferRouter } from './infer-router.js';
+import { describe, expect, it, vi } from 'vitest';
+import { type FakeTarget, fakeTarget, routersPerTest } from '../../../test/unit/router-fakes.js';
+import { createInferRouter } from './infer-router.js';
 
 const request = buildInferRequest('m', [
   { name: 'IN', datatype: 'FP32', shape: [1], data: new Float32Array([1]) },
 ]);
 
-interface TimedTarget extends InferTransport {
-  calls: number;
-  /** While true, calls fail at once with UNAVAILABLE. */
-  down: boolean;
-  /** Answers every held call (a target made with `held`). */
-  release(): void;
-}
+/** A target that answers after `delayMs` of fake time, or holds calls until `release()`. */
+const target = (name: string, delayMs: number | 'held'): FakeTarget =>
+  fakeTarget(name, delayMs === 'held' ? { hold: true } : { delayMs });
 
-/** An in-memory target that answers after `delayMs` of (fake) time, or holds calls until `release()`. */
-function target(name: string, delayMs: number | 'held'): TimedTarget {
-  let held: (() => void)[] = [];
-  const self: TimedTarget = {
-    calls: 0,
-    down: false,
-    release() {
-      const now = held;
-      held = [];
-      for (const resolve of now) resolve();
-    },
-    async infer() {
-      self.calls += 1;
-      if (self.down) throw new InfergateError(ErrorCode.Unavailable, 'connection refused');
-      await new Promise<void>((resolve) => {
-        if (delayMs === 'held') held.push(resolve);
-        else setTimeout(resolve, delayMs);
-      });
-      const response: InferResponse = {
-        model: 'm',
-        modelVersion: '1',
-        id: name,
-        outputs: [],
-        parameters: {},
-      };
-      return response;
-    },
-    // biome-ignore lint/correctness/useYield: these targets never stream
-    async *stream() {
-      throw new InfergateError(ErrorCode.Unimplemented, 'no streams here');
-    },
-  };
-  return self;
-}
-
-const routers: InferRouter[] = [];
-function router(options: RouterOptions): InferRouter {
-  const created = createInferRouter(options);
-  routers.push(created);
-  return created;
-}
+const { router } = routersPerTest({ fakeTime: true });
 
 /** Sends one call and lets fake time run until it settles. */
 async function timed<R>(call: Promise<R>, ms: number): Promise<R> {
   await vi.advanceTimersByTimeAsync(ms);
   return call;
 }
-
-beforeEach(() => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
-});
-
-afterEach(async () => {
-  vi.useRealTimers();
-  await Promise.all(routers.splice(0).map((created) => created.close()));
-});
 
 describe('deadline-aware admission', () => {
   it('fails a call whose deadline already passed without reaching any target', async () => {

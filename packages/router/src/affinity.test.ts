@@ -1,69 +1,23 @@
-import {
-  buildInferRequest,
-  ErrorCode,
-  InfergateError,
-  type InferRequest,
-  type InferResponse,
-  type InferTransport,
-} from '@infergate/core';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { buildInferRequest, ErrorCode, type InferRequest } from '@infergate/core';
+import { describe, expect, it, vi } from 'vitest';
+import { type FakeTarget, fakeTarget, routersPerTest } from '../../../test/unit/router-fakes.js';
 import { affinityOrder } from './affinity.js';
 import type { RouterOptions } from './config.js';
-import { createInferRouter, type InferRouter } from './infer-router.js';
+import type { InferRouter } from './infer-router.js';
 import { LoadBook } from './load-stats.js';
 
 const request = buildInferRequest('m', [
   { name: 'IN', datatype: 'FP32', shape: [1], data: new Float32Array([1]) },
 ]);
 
-interface Target extends InferTransport {
-  calls: number;
-  down: boolean;
-  /** Holds calls until `release()` while true. */
-  hold: boolean;
-  release(): void;
-}
+const target = (name: string): FakeTarget => fakeTarget(name);
 
-function target(name: string): Target {
-  let held: (() => void)[] = [];
-  const self: Target = {
-    calls: 0,
-    down: false,
-    hold: false,
-    release() {
-      const now = held;
-      held = [];
-      for (const resolve of now) resolve();
-    },
-    async infer() {
-      self.calls += 1;
-      if (self.down) throw new InfergateError(ErrorCode.Unavailable, 'connection refused');
-      if (self.hold) await new Promise<void>((resolve) => held.push(resolve));
-      const response: InferResponse = {
-        model: 'm',
-        modelVersion: '1',
-        id: name,
-        outputs: [],
-        parameters: {},
-      };
-      return response;
-    },
-    // biome-ignore lint/correctness/useYield: these targets never stream
-    async *stream() {
-      throw new InfergateError(ErrorCode.Unimplemented, 'no streams here');
-    },
-  };
-  return self;
-}
+const { router } = routersPerTest();
 
-const routers: InferRouter[] = [];
-function router(options: RouterOptions): InferRouter {
-  const created = createInferRouter(options);
-  routers.push(created);
-  return created;
-}
-
-function three(extra: Partial<RouterOptions> = {}): { routed: InferRouter; targets: Record<string, Target> } {
+function three(extra: Partial<RouterOptions> = {}): {
+  routed: InferRouter;
+  targets: Record<string, FakeTarget>;
+} {
   const targets = { a: target('a'), b: target('b'), c: target('c') };
   const routed = router({
     targets: Object.entries(targets).map(([name, transport]) => ({ name, transport })),
@@ -73,11 +27,6 @@ function three(extra: Partial<RouterOptions> = {}): { routed: InferRouter; targe
   });
   return { routed, targets };
 }
-
-afterEach(async () => {
-  vi.useRealTimers();
-  await Promise.all(routers.splice(0).map((created) => created.close()));
-});
 
 describe('affinity', () => {
   it('keeps every call of a key on one target, and spreads the keys', async () => {
@@ -110,16 +59,16 @@ describe('affinity', () => {
   it('spills a key to one next choice when its target dies, and comes home when it is back', async () => {
     const { routed, targets } = three({ breaker: { openMs: 60_000 } });
     const home = (await routed.infer(request, { tenant: 'k' })).id;
-    (targets[home] as Target).down = true;
+    (targets[home] as FakeTarget).down = true;
     const spilled = new Set<string>();
     for (let call = 0; call < 10; call++) spilled.add((await routed.infer(request, { tenant: 'k' })).id);
     expect(spilled.size).toBe(1);
     expect(spilled.has(home)).toBe(false);
     expect(routed.breakerStates()[home]?.kind).toBe('open');
     // The breaker is open: the dead target is not tried at all any more.
-    const tries = (targets[home] as Target).calls;
+    const tries = (targets[home] as FakeTarget).calls;
     await routed.infer(request, { tenant: 'k' });
-    expect((targets[home] as Target).calls).toBe(tries);
+    expect((targets[home] as FakeTarget).calls).toBe(tries);
   });
 
   it('spills a hot key to its next choice once its target holds more than its share in flight', async () => {
@@ -131,7 +80,7 @@ describe('affinity', () => {
     // Fair share of 3 calls over 3 targets is 1: the first call stays home, the others move on.
     const calls = [1, 2, 3].map(() => routed.infer(request, { tenant: 'hot' }));
     await vi.waitFor(() => expect(Object.values(targets).reduce((sum, each) => sum + each.calls, 0)).toBe(4));
-    expect((targets[home] as Target).calls).toBe(2);
+    expect((targets[home] as FakeTarget).calls).toBe(2);
     for (const each of Object.values(targets)) each.release();
     const ids = (await Promise.all(calls)).map((answer) => answer.id);
     expect(ids[0]).toBe(home);

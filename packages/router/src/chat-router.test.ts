@@ -82,16 +82,16 @@ function router(config: Partial<ChatRouterConfig> & Pick<ChatRouterConfig, 'targ
   return createChatRouter({ retry: { maxRetries: 0 }, breaker: { volumeThreshold: 2 }, ...config });
 }
 
+/** A router over `models`, tried in this order, each target named by its model's provider. */
+function routerOver(models: FakeModel[], config: Partial<ChatRouterConfig> = {}) {
+  return router({ targets: models.map((model) => ({ name: model.provider, model })), ...config });
+}
+
 describe('ChatRouter', () => {
   it('falls back from OpenAI to Anthropic on 429, cools OpenAI for Retry-After, trips nothing', async () => {
     const openai = fakeModel('openai', () => rateLimited());
     const anthropic = fakeModel('anthropic', ok('claude'), { defaultModel: 'claude-sonnet-4-5' });
-    const chat = router({
-      targets: [
-        { name: 'openai', model: openai },
-        { name: 'anthropic', model: anthropic },
-      ],
-    });
+    const chat = routerOver([openai, anthropic]);
     const fallbacks: FallbackEvent[] = [];
     chat.on('fallback', (event) => fallbacks.push(event));
     for (let i = 0; i < 5; i++) expect((await chat.chat(request)).provider).toBe('anthropic');
@@ -107,12 +107,7 @@ describe('ChatRouter', () => {
   it.each([500, 503])('falls back on UNAVAILABLE %i and trips the failing breaker', async (status) => {
     const openai = fakeModel('openai', () => unavailable(status));
     const anthropic = fakeModel('anthropic', ok('claude'));
-    const chat = router({
-      targets: [
-        { name: 'openai', model: openai },
-        { name: 'anthropic', model: anthropic },
-      ],
-    });
+    const chat = routerOver([openai, anthropic]);
     for (let i = 0; i < 4; i++) expect((await chat.chat(request)).text).toBe('claude');
     expect(openai.requests).toHaveLength(2); // open after two failures: skipped since
     expect(chat.breakerStates().openai?.kind).toBe('open');
@@ -125,11 +120,7 @@ describe('ChatRouter', () => {
       () => new InfergateError(ErrorCode.Overloaded, 'busy', { httpStatus: 529 }),
     );
     const openai = fakeModel('openai', ok('gpt'));
-    const chat = router({
-      targets: [
-        { name: 'anthropic', model: anthropic },
-        { name: 'openai', model: openai },
-      ],
+    const chat = routerOver([anthropic, openai], {
       cooldownMs: 0,
     });
     for (let i = 0; i < 6; i++) expect((await chat.chat(request)).text).toBe('gpt');
@@ -144,11 +135,7 @@ describe('ChatRouter', () => {
       () => new InfergateError(ErrorCode.InvalidArgument, 'bad', { httpStatus: 400 }),
     );
     const anthropic = fakeModel('anthropic', ok('claude'));
-    const chat = router({
-      targets: [
-        { name: 'openai', model: openai },
-        { name: 'anthropic', model: anthropic },
-      ],
+    const chat = routerOver([openai, anthropic], {
       retry: { maxRetries: 3 },
     });
     for (let i = 0; i < 4; i++)
@@ -329,12 +316,7 @@ describe('ChatRouter', () => {
     it('fall back before the first chunk', async () => {
       const openai = fakeModel('openai', ok(''), { stream: () => [unavailable(503)] });
       const anthropic = fakeModel('anthropic', ok(''), { stream: () => ['Hel', 'lo'] });
-      const chat = router({
-        targets: [
-          { name: 'openai', model: openai },
-          { name: 'anthropic', model: anthropic },
-        ],
-      });
+      const chat = routerOver([openai, anthropic]);
       let text = '';
       for await (const event of chat.chatStream(request)) if (event.type === 'text-delta') text += event.text;
       expect(text).toBe('Hello');
@@ -344,12 +326,7 @@ describe('ChatRouter', () => {
     it('end with a typed error carrying the partial text after the first chunk', async () => {
       const openai = fakeModel('openai', ok(''), { stream: () => ['Hel', 'lo', unavailable(502)] });
       const anthropic = fakeModel('anthropic', ok(''), { stream: () => ['never'] });
-      const chat = router({
-        targets: [
-          { name: 'openai', model: openai },
-          { name: 'anthropic', model: anthropic },
-        ],
-      });
+      const chat = routerOver([openai, anthropic]);
       let text = '';
       const error = await (async () => {
         for await (const event of chat.chatStream(request))

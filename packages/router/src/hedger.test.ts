@@ -1,66 +1,19 @@
-import {
-  buildInferRequest,
-  ErrorCode,
-  InfergateError,
-  type InferResponse,
-  type InferTransport,
-} from '@infergate/core';
+import { buildInferRequest, ErrorCode } from '@infergate/core';
 import { createCostTracker, withCost } from '@infergate/cost';
 import type { ChatModel, ChatRequest, ChatResponse, ChatStreamEvent } from '@infergate/llm';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { chatAnswer, type FakeTarget, fakeTarget, routersPerTest } from '../../../test/unit/router-fakes.js';
 import { createChatRouter } from './chat-router.js';
-import type { RouterOptions } from './config.js';
-import { createInferRouter, type InferRouter } from './infer-router.js';
 
 const request = buildInferRequest('m', [
   { name: 'IN', datatype: 'FP32', shape: [1], data: new Float32Array([1]) },
 ]);
 
-interface SlowTarget extends InferTransport {
-  calls: number;
-  /** The signal of every call, to see which were cancelled. */
-  signals: AbortSignal[];
-}
+/** A target answering after `delayMs` of fake time; it stops early when its signal aborts. */
+const target = (name: string, delayMs: number): FakeTarget =>
+  fakeTarget(name, { delayMs, stopsOnAbort: true });
 
-/** An in-memory target answering after `delayMs` of fake time; it stops early when its signal aborts. */
-function target(name: string, delayMs: number): SlowTarget {
-  const self: SlowTarget = {
-    calls: 0,
-    signals: [],
-    async infer(_request, options) {
-      self.calls += 1;
-      const signal = options.signal ?? new AbortController().signal;
-      self.signals.push(signal);
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(resolve, delayMs);
-        signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          reject(signal.reason);
-        });
-      });
-      const response: InferResponse = {
-        model: 'm',
-        modelVersion: '1',
-        id: name,
-        outputs: [],
-        parameters: {},
-      };
-      return response;
-    },
-    // biome-ignore lint/correctness/useYield: these targets never stream
-    async *stream() {
-      throw new InfergateError(ErrorCode.Unimplemented, 'no streams here');
-    },
-  };
-  return self;
-}
-
-const routers: { close(): Promise<void> }[] = [];
-function router(options: RouterOptions): InferRouter {
-  const created = createInferRouter(options);
-  routers.push(created);
-  return created;
-}
+const { router, closeAfterTest } = routersPerTest({ fakeTime: true });
 
 /** Lets fake time run `ms`, then returns the call's outcome. */
 async function after<R>(ms: number, call: Promise<R>): Promise<R> {
@@ -74,15 +27,6 @@ async function after<R>(ms: number, call: Promise<R>): Promise<R> {
   await vi.advanceTimersByTimeAsync(ms);
   return settled;
 }
-
-beforeEach(() => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
-});
-
-afterEach(async () => {
-  vi.useRealTimers();
-  await Promise.all(routers.splice(0).map((created) => created.close()));
-});
 
 describe('hedged requests', () => {
   it('sends a slow idempotent call to a second target after the delay; the first answer wins, the other is cancelled', async () => {
@@ -176,22 +120,7 @@ function chatModel(
   delayMs: number,
   stream: { firstMs: number; restMs: number } = { firstMs: 0, restMs: 0 },
 ): ChatModel & { calls: number } {
-  const response = (request: ChatRequest): ChatResponse => ({
-    id: name,
-    model: request.model,
-    text: name,
-    finishReason: 'stop',
-    rawFinishReason: 'stop',
-    provider: 'anthropic',
-    usage: {
-      inputTokens: 10,
-      outputTokens: 10,
-      cacheReadTokens: undefined,
-      cacheWriteTokens: undefined,
-      reasoningTokens: undefined,
-      raw: {},
-    },
-  });
+  const response = (request: ChatRequest): ChatResponse => chatAnswer(name, request.model);
   const self = {
     provider: 'anthropic',
     defaultModel: 'claude-3-5-sonnet',
@@ -225,7 +154,7 @@ describe('hedged chat calls', () => {
       ],
       hedge: { delay: 20, budget: 1 },
     });
-    routers.push(chat);
+    closeAfterTest(chat);
     const request: ChatRequest = {
       model: 'claude-3-5-sonnet',
       messages: [{ role: 'user', content: 'hi' }],
@@ -254,7 +183,7 @@ describe('hedged chat calls', () => {
       ],
       hedge: { delay: 50, budget: 1 },
     });
-    routers.push(chat);
+    closeAfterTest(chat);
     const read = async () => {
       const texts: string[] = [];
       for await (const event of chat.chatStream(
@@ -277,7 +206,7 @@ describe('hedged chat calls', () => {
       ],
       hedge: { delay: 50, budget: 1 },
     });
-    routers.push(chat);
+    closeAfterTest(chat);
     const texts: string[] = [];
     const reading = (async () => {
       for await (const event of chat.chatStream(

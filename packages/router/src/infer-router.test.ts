@@ -8,7 +8,8 @@ import {
   type TritonClient,
 } from '@infergate/core';
 import { startTestServer, type TestServer } from '@infergate/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { recordUnhandledRejections } from '../../../test/unit/unhandled-rejections.js';
 import type { RouterConfig } from './config.js';
 import { createRouter, type InferRouter } from './infer-router.js';
 import type { AttemptEvent, BreakerStateEvent } from './router-events.js';
@@ -48,14 +49,7 @@ function seeded(seed: number): () => number {
   };
 }
 
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-beforeAll(() => {
-  process.on('unhandledRejection', onUnhandled);
-});
-afterAll(() => {
-  process.off('unhandledRejection', onUnhandled);
-});
+const unhandled = recordUnhandledRejections();
 
 afterEach(async () => {
   for (const created of routers.splice(0)) await created.close();

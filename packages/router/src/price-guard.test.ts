@@ -1,13 +1,8 @@
-import {
-  buildInferRequest,
-  ErrorCode,
-  InfergateError,
-  type InferResponse,
-  type InferTransport,
-} from '@infergate/core';
+import { buildInferRequest, ErrorCode, InfergateError } from '@infergate/core';
 import { createCostTracker, withCost } from '@infergate/cost';
 import type { ChatModel, ChatRequest, ChatResponse } from '@infergate/llm';
 import { describe, expect, it } from 'vitest';
+import { chatAnswer, type FakeTarget, fakeTarget } from '../../../test/unit/router-fakes.js';
 import { createChatRouter } from './chat-router.js';
 import { createInferRouter } from './infer-router.js';
 
@@ -15,21 +10,7 @@ const request = buildInferRequest('m', [
   { name: 'IN', datatype: 'FP32', shape: [1], data: new Float32Array([1]) },
 ]);
 
-function target(name: string, down = false): InferTransport & { calls: number } {
-  const self = {
-    calls: 0,
-    async infer(): Promise<InferResponse> {
-      self.calls += 1;
-      if (down) throw new InfergateError(ErrorCode.Unavailable, 'connection refused');
-      return { model: 'm', modelVersion: '1', id: name, outputs: [], parameters: {} };
-    },
-    // biome-ignore lint/correctness/useYield: these targets never stream
-    async *stream(): AsyncGenerator<InferResponse> {
-      throw new InfergateError(ErrorCode.Unimplemented, 'no streams here');
-    },
-  };
-  return self;
-}
+const target = (name: string, down = false): FakeTarget => fakeTarget(name, { down });
 
 /** A chat model of `model` (an Anthropic price-list name) that answers, or fails with UNAVAILABLE. */
 function chatModel(model: string, down = false): ChatModel & { calls: number } {
@@ -41,22 +22,7 @@ function chatModel(model: string, down = false): ChatModel & { calls: number } {
       self.calls += 1;
       if (down)
         throw new InfergateError(ErrorCode.Unavailable, 'upstream connect error', { retryable: true });
-      return {
-        id: model,
-        model: chat.model,
-        text: model,
-        finishReason: 'stop',
-        rawFinishReason: 'stop',
-        provider: 'anthropic',
-        usage: {
-          inputTokens: 10,
-          outputTokens: 10,
-          cacheReadTokens: undefined,
-          cacheWriteTokens: undefined,
-          reasoningTokens: undefined,
-          raw: {},
-        },
-      };
+      return chatAnswer(model, chat.model);
     },
     // biome-ignore lint/correctness/useYield: never streams
     async *chatStream() {
@@ -71,6 +37,24 @@ const ask = (model: string): ChatRequest => ({
   messages: [{ role: 'user', content: 'hi' }],
   maxTokens: 50,
 });
+
+/**
+ * A chat router without retries over a chat model of `firstModel` that fails, then one of
+ * `secondModel`, both charged to one daily budget of `hardLimitUsd`.
+ */
+function chargedFallback(hardLimitUsd: number, firstModel: string, secondModel: string) {
+  const tracker = createCostTracker({ budgets: [{ id: 'all', window: 'day', hardLimitUsd }] });
+  const first = chatModel(firstModel, true);
+  const second = chatModel(secondModel);
+  const chat = createChatRouter({
+    targets: [
+      { name: 'first', model: withCost(first, { tracker }) },
+      { name: 'second', model: withCost(second, { tracker }) },
+    ],
+    retry: { maxRetries: 0 },
+  });
+  return { tracker, first, second, chat };
+}
 
 describe('price-aware fallback guard', () => {
   it('never falls back to a target dearer than the call’s cap, nor to one of unknown price', async () => {
@@ -131,16 +115,7 @@ describe('price-aware fallback guard', () => {
 
   it('re-reserves for each fallback, and the failed attempt’s reservation is released', async () => {
     // One reservation of claude-3-5-sonnet with 50 output tokens (≈ $0.0008) fits under $0.001.
-    const tracker = createCostTracker({ budgets: [{ id: 'all', window: 'day', hardLimitUsd: 0.001 }] });
-    const first = chatModel('claude-3-5-sonnet', true);
-    const second = chatModel('claude-3-5-sonnet');
-    const chat = createChatRouter({
-      targets: [
-        { name: 'first', model: withCost(first, { tracker }) },
-        { name: 'second', model: withCost(second, { tracker }) },
-      ],
-      retry: { maxRetries: 0 },
-    });
+    const { tracker, first, second, chat } = chargedFallback(0.001, 'claude-3-5-sonnet', 'claude-3-5-sonnet');
     // The first attempt's reservation was released when it failed, or the second would not fit.
     expect((await chat.chat(ask('claude-3-5-sonnet'))).text).toBe('claude-3-5-sonnet');
     expect([first.calls, second.calls]).toEqual([1, 1]);
@@ -150,16 +125,12 @@ describe('price-aware fallback guard', () => {
 
   it('does not move a call to a fallback the remaining budget cannot pay for: BUDGET_EXCEEDED, not charged', async () => {
     // $0.003 left: a haiku reservation fits, an opus one (50 output tokens ≈ $0.0038) does not.
-    const tracker = createCostTracker({ budgets: [{ id: 'all', window: 'day', hardLimitUsd: 0.003 }] });
-    const haiku = chatModel('claude-3-haiku', true);
-    const opus = chatModel('claude-3-opus');
-    const chat = createChatRouter({
-      targets: [
-        { name: 'haiku', model: withCost(haiku, { tracker }) },
-        { name: 'opus', model: withCost(opus, { tracker }) },
-      ],
-      retry: { maxRetries: 0 },
-    });
+    const {
+      tracker,
+      first: haiku,
+      second: opus,
+      chat,
+    } = chargedFallback(0.003, 'claude-3-haiku', 'claude-3-opus');
     await expect(chat.chat(ask('any'))).rejects.toMatchObject({ code: ErrorCode.BudgetExceeded });
     expect([haiku.calls, opus.calls]).toEqual([1, 0]);
     expect((await tracker.report()).totalUsd).toBe(0);

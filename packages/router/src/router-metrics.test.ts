@@ -2,9 +2,8 @@ import { ErrorCode, InfergateError, type InferResponse, type InferTransport } fr
 import type { ChatModel, ChatStreamEvent } from '@infergate/llm';
 import { trace } from '@opentelemetry/api';
 import type { Histogram } from '@opentelemetry/sdk-metrics';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { installInMemoryTracing } from '../../../test/unit/otel.js';
-import { type InMemoryMetrics, installInMemoryMetrics } from '../../../test/unit/otel-metrics.js';
+import { describe, expect, it } from 'vitest';
+import { inMemoryTelemetryPerTest } from '../../../test/unit/otel-metrics.js';
 import { createChatRouter } from './chat-router.js';
 import { createInferRouter } from './infer-router.js';
 
@@ -61,20 +60,7 @@ function memoryChat(state: { fail: boolean }): ChatModel {
   };
 }
 
-let tracing: ReturnType<typeof installInMemoryTracing>;
-let meters: InMemoryMetrics;
-
-beforeAll(() => {
-  tracing = installInMemoryTracing();
-});
-beforeEach(() => {
-  meters = installInMemoryMetrics();
-});
-afterEach(async () => {
-  await meters.uninstall();
-  tracing.exporter.reset();
-});
-afterAll(() => tracing.uninstall());
+const telemetry = inMemoryTelemetryPerTest();
 
 describe('router metrics', () => {
   it('counts attempts by outcome and fallbacks by reason, and runs each attempt under its span', async () => {
@@ -89,7 +75,7 @@ describe('router metrics', () => {
       ],
     });
     await router.infer({ model: 'm', inputs: [] });
-    const attempts = await meters.points('infergate.router.attempts');
+    const attempts = await telemetry.meters.points('infergate.router.attempts');
     expect(
       attempts.map((point) => [
         point.attributes['infergate.target'],
@@ -100,7 +86,7 @@ describe('router metrics', () => {
       ['busy', 'backpressure', 1],
       ['ok', 'success', 1],
     ]);
-    const fallbacks = await meters.points('infergate.router.fallbacks');
+    const fallbacks = await telemetry.meters.points('infergate.router.fallbacks');
     expect(fallbacks.map((point) => point.attributes)).toEqual([
       {
         'infergate.router': 'metrics',
@@ -109,14 +95,14 @@ describe('router metrics', () => {
         'infergate.fallback.reason': 'backpressure',
       },
     ]);
-    const cooling = await meters.points('infergate.router.target.cooling');
+    const cooling = await telemetry.meters.points('infergate.router.target.cooling');
     expect(
       Object.fromEntries(cooling.map((point) => [point.attributes['infergate.target'], point.value])),
     ).toEqual({
       busy: 1,
       ok: 0,
     });
-    const spans = tracing.exporter.getFinishedSpans();
+    const spans = telemetry.tracing.exporter.getFinishedSpans();
     const attemptSpans = spans.filter((span) => span.name === 'infergate.router.attempt');
     const calls = spans.filter((span) => span.name === 'transport call');
     expect(calls.map((span) => span.parentSpanContext?.spanId)).toEqual(
@@ -131,8 +117,10 @@ describe('router metrics', () => {
       targets: [{ name: 'ok', transport: memoryTransport({}) }],
     });
     await router.infer({ model: 'm', inputs: [] });
-    expect(await meters.points('infergate.router.attempts')).toEqual([]);
-    expect(tracing.exporter.getFinishedSpans().map((span) => span.name)).toEqual(['transport call']);
+    expect(await telemetry.meters.points('infergate.router.attempts')).toEqual([]);
+    expect(telemetry.tracing.exporter.getFinishedSpans().map((span) => span.name)).toEqual([
+      'transport call',
+    ]);
     await router.close();
   });
 
@@ -151,7 +139,7 @@ describe('router metrics', () => {
     })) {
       // drain
     }
-    const collected = await meters.collect();
+    const collected = await telemetry.meters.collect();
     const duration = collected.get('gen_ai.client.operation.duration');
     expect(duration?.dataPoints).toHaveLength(1);
     expect(duration?.dataPoints[0]?.attributes).toEqual({

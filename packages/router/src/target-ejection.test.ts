@@ -12,7 +12,8 @@ import {
   startTestServer,
   type TestServer,
 } from '@infergate/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { recordUnhandledRejections } from '../../../test/unit/unhandled-rejections.js';
 import type { BreakerEjection } from './breaker.js';
 import type { RouterConfig } from './config.js';
 import { createRouter, type InferRouter } from './infer-router.js';
@@ -27,14 +28,7 @@ const proxies: FaultProxy[] = [];
 const clients: TritonClient[] = [];
 const routers: InferRouter[] = [];
 
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown) => unhandled.push(reason);
-beforeAll(() => {
-  process.on('unhandledRejection', onUnhandled);
-});
-afterAll(() => {
-  process.off('unhandledRejection', onUnhandled);
-});
+const unhandled = recordUnhandledRejections();
 
 afterEach(async () => {
   for (const created of routers.splice(0)) await created.close();
