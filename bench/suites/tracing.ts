@@ -1,18 +1,3 @@
-// Suite `tracing`: what infergate's OpenTelemetry code costs when no SDK is registered — the full
-// client stack (router → cost → batcher → gRPC) with `tracing` on (the default) vs `tracing: false`
-// in every layer, against the reference server in its own process, windows interleaved A B / B A,
-// one run. Then, for information, the same stack with an SDK registered (every span and metric
-// recorded, exported nowhere) vs `tracing: false`.
-//
-// The figure is client CPU time per call (process.cpuUsage over each window ÷ calls): tracing adds
-// work, never waiting, so that is the time it makes a call slower. On a shared machine a window's
-// throughput swings several-fold with other tenants' load, far more than 3 %, so items/s are
-// reported for context only. Concurrency 1 (every batch has one member) for the figure, so both arms
-// do the same batching work; c16 as information.
-//   pnpm bench tracing [--seconds 0.75] [--rounds 30]
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { createMicroBatcher } from '@infergate/batcher';
 import { applyInterceptors, createGrpcTransport, createTritonClient } from '@infergate/core';
 import { costInterceptor, createCostTracker } from '@infergate/cost';
@@ -27,37 +12,8 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { summarizeLatencies } from '../../packages/cli/src/perf/latency-summary.js';
 import { closedLoopWindow, type WindowSample } from '../../packages/cli/src/perf/load-window.js';
-import { type BenchCase, flag, median, packageVersion, ROOT, report, round } from '../lib.js';
-
-/** The reference server in a child process: `infergate serve-test --port 0 --no-llm --json`. */
-async function startServerProcess(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(
-    join(ROOT, 'node_modules/.bin/tsx'),
-    [
-      '--conditions=@infergate/source',
-      join(ROOT, 'packages/cli/src/bin.ts'),
-      'serve-test',
-      '--port',
-      '0',
-      '--no-llm',
-      '--json',
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error('the reference server did not start within 60 s')),
-      60_000,
-    );
-    lines.once('line', (line) => {
-      clearTimeout(timer);
-      resolve((JSON.parse(line) as { triton: string }).triton);
-    });
-    child.once('exit', (code) => reject(new Error(`the reference server exited (${code})`)));
-  });
-  return { url, child };
-}
+import { type BenchCase, flag, median, packageVersion, report, round } from '../lib.js';
+import { startServerProcess } from '../server-process.js';
 
 /** The stack a service builds: router → cost (GPU time) → micro-batcher → gRPC, `tracing` in every layer. */
 function createStack(url: string, tracing: boolean) {

@@ -10,17 +10,17 @@
 // Per cell: medians over rounds of items/s, p50, p99 and client CPU per call.
 //   pnpm bench unary [--seconds 2] [--rounds 3] [--url HOST:PORT] [--no-python] [--engine http2]
 // (--engine sets what the `core` arm, and so the named core_* figures, use.)
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
 import { buildInferRequest, createTritonClient } from '@infergate/core';
 import { summarizeLatencies } from '../../packages/cli/src/perf/latency-summary.js';
 import { closedLoopWindow, type WindowSample } from '../../packages/cli/src/perf/load-window.js';
 import { serializeInferRequest, toModelInferRequest } from '../../packages/core/src/internal/infer-wire.js';
 import { BENCH_DIR, type BenchCase, flag, median, packageVersion, ROOT, report } from '../lib.js';
+import { startServerProcess } from '../server-process.js';
 
 const SIZES = [
   { label: '', elements: 16 },
@@ -78,37 +78,6 @@ async function nodeWindow(call: () => Promise<unknown>, concurrency: number, ms:
     gcMsPerCall: (gcTotalMs - gcBefore) / Math.max(1, sample.completed),
     errors: sample.errors,
   };
-}
-
-/** The reference server in a child process: `infergate serve-test --port 0 --no-llm --json`. */
-async function startServerProcess(): Promise<{ url: string; child: ChildProcess }> {
-  const tsx = join(ROOT, 'node_modules/.bin/tsx');
-  const child = spawn(
-    tsx,
-    [
-      '--conditions=@infergate/source',
-      join(ROOT, 'packages/cli/src/bin.ts'),
-      'serve-test',
-      '--port',
-      '0',
-      '--no-llm',
-      '--json',
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error('the reference server did not start within 60 s')),
-      60_000,
-    );
-    lines.once('line', (line) => {
-      clearTimeout(timer);
-      resolve((JSON.parse(line) as { triton: string }).triton);
-    });
-    child.once('exit', (code) => reject(new Error(`the reference server exited (${code})`)));
-  });
-  return { url, child };
 }
 
 function fromSample(sample: WindowSample): Measured {
