@@ -4,6 +4,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, release, type } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { InferRequest, InferTransport } from '@infergate/core';
+import { closedLoopWindow } from '../packages/cli/src/perf/load-window.js';
 
 export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 export const ROOT = join(BENCH_DIR, '..');
@@ -88,4 +90,19 @@ export function report(result: Omit<BenchResult, 'date' | 'machine'>): BenchResu
 export function flag(name: string): string | undefined {
   const index = process.argv.indexOf(`--${name}`);
   return index === -1 ? undefined : process.argv[index + 1];
+}
+
+/**
+ * A closed-loop slice on `infergate perf`'s loop: throughput and the latencies of one transport's
+ * calls. A benchmark arm must not fail quietly, so any failed call throws.
+ */
+export async function closedLoop(
+  transport: InferTransport,
+  request: InferRequest,
+  concurrency: number,
+  ms: number,
+): Promise<{ perSec: number; latencies: number[] }> {
+  const sample = await closedLoopWindow(() => transport.infer(request, {}), concurrency, ms);
+  if (sample.errors > 0) throw new Error(`${sample.errors} calls failed: ${sample.firstError}`);
+  return { perSec: sample.completed / (sample.elapsedMs / 1000), latencies: sample.latencies };
 }

@@ -30,7 +30,7 @@ import {
   type TritonClient,
 } from '@infergate/core';
 import { createInferRouter, type InferRouter } from '@infergate/router';
-import { BENCH_DIR, type BenchCase, flag, median, percentile, ROOT } from './lib.js';
+import { BENCH_DIR, type BenchCase, closedLoop, flag, median, percentile, ROOT } from './lib.js';
 
 const gpuRequest = buildInferRequest('gpu', [
   { name: 'INPUT0', datatype: 'FP32', shape: [1, 4], data: new Float32Array(4) },
@@ -82,27 +82,6 @@ async function startServer(args: Record<string, number>): Promise<Server> {
       await exited;
     },
   };
-}
-
-/** Closed loop: `concurrency` workers calling back to back for `ms`. */
-async function closedLoop(
-  transport: InferTransport,
-  request: typeof gpuRequest,
-  concurrency: number,
-  ms: number,
-): Promise<{ perSec: number; latencies: number[] }> {
-  const latencies: number[] = [];
-  const end = performance.now() + ms;
-  const worker = async () => {
-    while (performance.now() < end) {
-      const started = performance.now();
-      await transport.infer(request, {});
-      latencies.push(performance.now() - started);
-    }
-  };
-  const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return { perSec: latencies.length / ((performance.now() - started) / 1000), latencies };
 }
 
 /** Runs each arm's slices interleaved (A B, then B A) and records one case per arm. */

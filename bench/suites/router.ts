@@ -12,7 +12,7 @@ import { createRouter } from '@infergate/router';
 import { startTestServer } from '@infergate/testing';
 import { type CallOutcome, startChaosRig, tally } from '../../test/chaos/chaos-rig.js';
 import { type ServerProcess, startServerProcess } from '../../test/chaos/server-process.js';
-import { type BenchCase, flag, median, packageVersion, percentile, report } from '../lib.js';
+import { type BenchCase, closedLoop, flag, median, packageVersion, percentile, report } from '../lib.js';
 import { routerStrategies } from '../router-strategies.js';
 
 const CONCURRENCY = 64;
@@ -20,24 +20,8 @@ const request = buildInferRequest('identity', [
   { name: 'INPUT0', datatype: 'FP32', shape: [16], data: new Float32Array(16) },
 ]);
 
-/** Closed loop: `CONCURRENCY` workers calling back to back for `ms`. */
-async function slice(
-  transport: InferTransport,
-  ms: number,
-): Promise<{ perSec: number; latencies: number[] }> {
-  const latencies: number[] = [];
-  const end = performance.now() + ms;
-  const worker = async () => {
-    while (performance.now() < end) {
-      const started = performance.now();
-      await transport.infer(request, {});
-      latencies.push(performance.now() - started);
-    }
-  };
-  const started = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  return { perSec: latencies.length / ((performance.now() - started) / 1000), latencies };
-}
+/** Closed loop at `CONCURRENCY` for `ms`. */
+const slice = (transport: InferTransport, ms: number) => closedLoop(transport, request, CONCURRENCY, ms);
 
 async function overhead(reps: number, sliceMs: number, cases: BenchCase[]): Promise<number> {
   const server = await startTestServer();
