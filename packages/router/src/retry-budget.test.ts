@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fullJitterDelay } from './full-jitter-delay.js';
+import { fullJitterDelay, retryPassDelay } from './full-jitter-delay.js';
 import { RetryBudget } from './retry-budget.js';
 
 describe('RetryBudget', () => {
@@ -24,5 +24,15 @@ describe('fullJitterDelay', () => {
     expect(fullJitterDelay(3, 50, 1000, () => 0.5)).toBe(200);
     expect(fullJitterDelay(10, 50, 1000, () => 0.5)).toBe(500);
     expect(fullJitterDelay(2, 50, 1000, () => 0)).toBe(0);
+  });
+});
+
+describe('retryPassDelay', () => {
+  it('waits a Retry-After plus the jittered backoff, capped in all, and gives up past the cap', () => {
+    expect(retryPassDelay(0, 100, 1000, 0, () => 0.5)).toBe(50);
+    expect(retryPassDelay(0, 100, 1000, 300, () => 0.5)).toBe(350);
+    expect(retryPassDelay(0, 100, 1000, 300, () => 0)).toBe(300);
+    expect(retryPassDelay(3, 100, 1000, 900, () => 0.5)).toBe(1000);
+    expect(retryPassDelay(0, 100, 1000, 1001, () => 0.5)).toBeUndefined();
   });
 });

@@ -21,7 +21,7 @@ import {
 } from './candidate-state.js';
 import { classifyError, type ErrorClass, isGatewayFailure } from './classify.js';
 import type { ResolvedRouterOptions } from './config.js';
-import { fullJitterDelay } from './full-jitter-delay.js';
+import { retryPassDelay } from './full-jitter-delay.js';
 import { LoadBook } from './load-stats.js';
 import { openAttempt } from './open-attempt.js';
 import { RetryBudget } from './retry-budget.js';
@@ -245,10 +245,14 @@ export class RouteEngine<T extends RouteTarget> {
       if (lastError === undefined) throw unavailableError(candidates);
       // Every candidate failed this call (or is open): a retry pass, with backoff, under the budget.
       if (policy.retries === false || retries >= retry.maxRetries) throw lastError;
-      let delay = fullJitterDelay(retries, retry.baseDelayMs, retry.maxDelayMs, this.#random);
-      const available = availableInMs(candidates);
-      if (available > retry.maxDelayMs) throw lastError;
-      delay = Math.max(delay, available);
+      const delay = retryPassDelay(
+        retries,
+        retry.baseDelayMs,
+        retry.maxDelayMs,
+        availableInMs(candidates),
+        this.#random,
+      );
+      if (delay === undefined) throw lastError;
       if (callScope.deadline !== undefined && Date.now() + delay >= callScope.deadline) throw lastError;
       if (!this.#budget.tryRetry()) throw lastError;
       retries += 1;
