@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InfergateError } from '../errors.js';
-import { type ParameterValue, param } from '../parameters.js';
+import { type Parameters, type ParameterValue, param } from '../parameters.js';
 import type { InferRequest } from '../transport.js';
 import { encodeInferRequest, INLINE_RAW_LIMIT, joinChunks } from './infer-request-writer.js';
 import { serializeInferRequest, toModelInferRequest } from './infer-wire.js';
@@ -84,6 +84,15 @@ describe('encodeInferRequest', () => {
       ),
       { numRuns: 200 },
     );
+  });
+
+  it('carries a parameter named __proto__ on both paths (a plain assignment would drop it)', () => {
+    const extra = JSON.parse('{"__proto__": "kept", "after": 1}') as Parameters;
+    const built: InferRequest = { model: 'm', inputs: [] };
+    const message = toModelInferRequest(built, extra);
+    expect(Object.keys(message.parameters)).toEqual(['__proto__', 'after']);
+    const expected = serializeInferRequest(message, []);
+    expect(Buffer.from(joinChunks(encodeInferRequest(built, [], extra))).equals(expected)).toBe(true);
   });
 
   it('hands large tensors over as their own chunks, without copying them', () => {

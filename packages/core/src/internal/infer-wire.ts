@@ -15,11 +15,20 @@ import { fromWireParameter, type Parameters, type ParameterValue, toWireParamete
 import { type EncodedTensor, sharedMemoryParameters } from '../tensor.js';
 import type { InferRequest, InferResponse } from '../transport.js';
 
+/**
+ * Sets an own, enumerable property even for the key `__proto__`, where a plain assignment would
+ * replace the object's prototype instead and lose the entry: a parameter map holds whatever names
+ * the caller (or the server) used, and every transport must carry the same ones.
+ */
+function setEntry<T>(out: Record<string, T>, name: string, value: T): void {
+  Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
 export function toParameterMap(parameters: Parameters | undefined): Record<string, InferParameter> {
   const out: Record<string, InferParameter> = {};
   if (parameters === undefined) return out;
   for (const [name, value] of Object.entries(parameters)) {
-    out[name] = create(InferParameterSchema, { parameterChoice: toWireParameter(name, value) });
+    setEntry(out, name, create(InferParameterSchema, { parameterChoice: toWireParameter(name, value) }));
   }
   return out;
 }
@@ -28,7 +37,7 @@ export function fromParameterMap(map: Record<string, InferParameter>): Record<st
   const out: Record<string, ParameterValue> = {};
   for (const [name, parameter] of Object.entries(map)) {
     const value = fromWireParameter(parameter.parameterChoice);
-    if (value !== undefined) out[name] = value;
+    if (value !== undefined) setEntry(out, name, value);
   }
   return out;
 }
