@@ -95,6 +95,7 @@ export type {
   TypedArray,
 } from './tensor.js';
 export { inSharedMemory, sharedMemoryParameters } from './tensor.js';
+export { heuristicTokens } from './token-heuristic.js';
 export type {
   CallOptions,
   InferRequest,

@@ -1,3 +1,4 @@
+import { heuristicTokens } from '@infergate/core';
 /** A chat request as far as estimating needs it (structurally @infergate/llm's ChatRequest). */
 export interface EstimatableRequest {
   model: string;
@@ -68,20 +69,7 @@ export async function preloadTokenizers(): Promise<boolean> {
   return loaded.every((tokenizer) => tokenizer !== undefined);
 }
 
-/** Characters per token of the heuristic, and the padding factor on top (over- rather than under-reserve). */
-export const HEURISTIC_CHARS_PER_TOKEN = 3.5;
-export const HEURISTIC_PADDING = 1.2;
-const HEURISTIC_TOKENS_PER_MESSAGE = 4;
-
-/** Padded heuristic for models without a local tokenizer: ceil(chars / 3.5 × 1.2) + 4 per message. */
-export function heuristicTokens(messages: EstimatableRequest['messages']): number {
-  let chars = 0;
-  for (const message of messages) chars += message.content.length + message.role.length;
-  return (
-    Math.ceil((chars / HEURISTIC_CHARS_PER_TOKEN) * HEURISTIC_PADDING) +
-    HEURISTIC_TOKENS_PER_MESSAGE * messages.length
-  );
-}
+export { heuristicTokens };
 
 /**
  * Input and output tokens of a chat request before it is sent. OpenAI-family models are counted

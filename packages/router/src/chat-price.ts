@@ -1,3 +1,4 @@
+import { heuristicTokens } from '@infergate/core';
 import type { ChatRequest } from '@infergate/llm';
 
 /**
@@ -16,8 +17,8 @@ export interface PriceSource {
 const DEFAULT_OUTPUT_TOKENS = 1_024;
 
 /**
- * A request's estimated price on a model, in USD: a character heuristic for the prompt (≈ 3.5
- * characters a token) and `maxTokens` for the answer. Only an order between targets rides on it,
+ * A request's estimated price on a model, in USD: core's padded character heuristic for the prompt
+ * (the one the cost package reserves with) and `maxTokens` for the answer. Only an order between targets rides on it,
  * so a tokenizer's precision buys nothing here; undefined when the model has no price.
  */
 export function estimateChatCost(
@@ -28,9 +29,7 @@ export function estimateChatCost(
   // By model name alone: an OpenAI-compatible server of a priced model costs what the catalog says.
   const entry = prices.lookup({ model, at: Date.now() });
   if (entry === undefined) return undefined;
-  let chars = 0;
-  for (const message of request.messages) chars += message.content.length;
-  const inputTokens = Math.ceil(chars / 3.5) + 4 * request.messages.length;
+  const inputTokens = heuristicTokens(request.messages);
   const outputTokens = request.maxTokens ?? DEFAULT_OUTPUT_TOKENS;
   return (inputTokens * entry.input + outputTokens * entry.output) / 1_000_000;
 }
