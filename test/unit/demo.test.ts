@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runScript, type ScriptRun } from '@infergate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TENANTS } from '../../scripts/demo/tenants.js';
 
@@ -9,39 +9,15 @@ import { TENANTS } from '../../scripts/demo/tenants.js';
 const root = join(import.meta.dirname, '..', '..');
 const LIMIT_MS = 60_000;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = ScriptRun;
 
+/** The demo in its own process, run by this test's Node (the Node 24 pass runs it on Node 24). */
 function runDemo(args: readonly string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    // node_modules/.bin/tsx, run with this test's Node (so the Node 24 pass runs the demo on Node 24).
-    const child = spawn(
-      process.execPath,
-      [
-        join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
-        '--conditions=@infergate/source',
-        join(root, 'scripts', 'demo.ts'),
-        ...args,
-      ],
-      { cwd: root, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), LIMIT_MS);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+  return runScript(join(root, 'scripts', 'demo.ts'), {
+    cwd: root,
+    args,
+    env: { ...process.env, NO_COLOR: '1' },
+    killAfterMs: LIMIT_MS,
   });
 }
 

@@ -1,36 +1,16 @@
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { runScript } from '@infergate/testing';
 import { describe, expect, it } from 'vitest';
 
 // The example as a user runs it: its own process, the OpenTelemetry Node SDK registered first.
 const root = join(import.meta.dirname, '..', '..', '..');
 const LIMIT_MS = 60_000;
 
-function runExample(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
-        '--conditions=@infergate/source',
-        join(import.meta.dirname, 'index.ts'),
-      ],
-      { cwd: root, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), LIMIT_MS);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+function runExample() {
+  return runScript(join(import.meta.dirname, 'index.ts'), {
+    cwd: root,
+    env: { ...process.env, NO_COLOR: '1' },
+    killAfterMs: LIMIT_MS,
   });
 }
 

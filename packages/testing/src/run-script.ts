@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCode, InfergateError } from '@infergate/core';
 
@@ -30,9 +31,19 @@ export interface ScriptRun {
  * cannot be started the promise rejects (FAILED_PRECONDITION) instead of crashing the process.
  */
 export function runScript(script: string, options: RunScriptOptions): Promise<ScriptRun> {
+  // tsx's CLI run by this very Node (a test on Node 24 runs its script on Node 24 too).
+  const cli = join(options.cwd, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+  if (!existsSync(cli)) {
+    return Promise.reject(
+      new InfergateError(
+        ErrorCode.FailedPrecondition,
+        `runScript could not start tsx in ${options.cwd} (${cli} is missing); install tsx there`,
+      ),
+    );
+  }
   const child = spawn(
-    join(options.cwd, 'node_modules', '.bin', 'tsx'),
-    ['--conditions=@infergate/source', script, ...(options.args ?? [])],
+    process.execPath,
+    [cli, '--conditions=@infergate/source', script, ...(options.args ?? [])],
     {
       cwd: options.cwd,
       env: options.env ?? process.env,
@@ -52,19 +63,24 @@ export function runScript(script: string, options: RunScriptOptions): Promise<Sc
   });
   const killer = setTimeout(() => child.kill('SIGKILL'), options.killAfterMs ?? 15_000);
   return new Promise((resolve, reject) => {
+    let exitedAt = 0;
     child.once('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(killer);
       reject(
         new InfergateError(
           ErrorCode.FailedPrecondition,
-          `runScript could not start tsx in ${options.cwd} (${error.code ?? error.message}); install tsx there`,
+          `runScript could not start ${process.execPath} (${error.code ?? error.message})`,
           { cause: error },
         ),
       );
     });
-    child.once('exit', (code) => {
+    child.once('exit', () => {
+      exitedAt = Date.now();
+    });
+    // 'close' comes after the output streams ended: everything the script printed is in.
+    child.once('close', (code) => {
       clearTimeout(killer);
-      resolve({ code, stdout, stderr, markedAt, exitedAt: Date.now() });
+      resolve({ code, stdout, stderr, markedAt, exitedAt: exitedAt || Date.now() });
     });
   });
 }
