@@ -51,6 +51,10 @@ describe('telemetry', () => {
     const sizes = points(after, 'infergate.batcher.batch.size')[0]?.value as { count: number; sum: number };
     expect(sizes).toMatchObject({ count: 2, sum: 3 });
     expect(points(after, 'infergate.batcher.queue.wait')[0]?.value).toMatchObject({ count: 3 });
+    const wait = after.scopeMetrics
+      .flatMap((scope) => scope.metrics)
+      .find((metric) => metric.descriptor.name === 'infergate.batcher.queue.wait');
+    expect(wait?.descriptor.unit).toBe('s'); // OpenTelemetry's unit for durations
     const rejections = points(after, 'infergate.batcher.rejections');
     expect(rejections[0]).toMatchObject({
       value: 1,

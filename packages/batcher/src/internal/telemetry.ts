@@ -40,7 +40,10 @@ const instruments = lazyInstruments(SCOPE, VERSION, (meter) => {
     }),
     queueWait: meter.createHistogram('infergate.batcher.queue.wait', {
       description: 'Time calls waited in the batcher queue before their batch was sent',
-      unit: 'ms',
+      unit: 's',
+      advice: {
+        explicitBucketBoundaries: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+      },
     }),
     rejections: meter.createCounter('infergate.batcher.rejections', {
       description: 'Calls the batcher failed, by reason (error code)',
@@ -137,7 +140,7 @@ export class BatcherTelemetry {
   }
 
   queueWait(model: string, waitedMs: number): void {
-    if (this.#enabled) instruments()?.queueWait.record(waitedMs, { 'infergate.model': model });
+    if (this.#enabled) instruments()?.queueWait.record(waitedMs / 1000, { 'infergate.model': model });
   }
 
   rejected(reason: string, model: string): void {
