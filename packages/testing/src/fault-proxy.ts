@@ -135,6 +135,12 @@ class Link {
     let truncated = false;
     from.on('data', (chunk: Buffer) => {
       const fault = this.#proxy.fault;
+      if (fault.kind === 'blackhole') {
+        // A chunk already read when the blackhole began: hold it (it passes if the fault is lifted).
+        from.pause();
+        from.unshift(chunk);
+        return;
+      }
       if (downstream && this.budget !== Number.POSITIVE_INFINITY) {
         if (chunk.length > this.budget) {
           to.write(chunk.subarray(0, this.budget));

@@ -8,6 +8,8 @@ const [scenario = '', aUrl = '', bUrl = '', aGroup = ''] = process.argv.slice(2)
 const unhandled: string[] = [];
 process.on('unhandledRejection', (reason) => unhandled.push(String(reason)));
 const MODEL = 'identity_fp32_batched';
+/** Rows rig.warm() runs on each endpoint. */
+const WARM_ROWS = 1;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Rows Triton executed for MODEL (ModelStatistics inference_count), or -1 when it cannot say. */
@@ -36,8 +38,10 @@ function summary(outcomes: readonly CallOutcome[], deadlineMs: number) {
 async function kill(): Promise<Record<string, unknown>> {
   const rig = await startChaosRig({ endpoints: [aUrl, bUrl], model: MODEL, factor: 1 });
   const deadlineMs = 30_000;
+  // Read before the warm-up: Triton counts an execution when it releases the request, which can be
+  // after the client has its answer, so a read just after warm() may miss the warm-up row.
+  const bBefore = (await executed(bUrl)) + WARM_ROWS;
   await rig.warm();
-  const bBefore = await executed(bUrl);
   const calls = Array.from({ length: 1_000 }, (_, id) => rig.call(id, { timeoutMs: deadlineMs }));
   // Kill a under load: once it has answered some calls, with more in flight and queued.
   const answeredByA = () => [...rig.attempts.values()].filter((tried) => tried.includes('a:ok')).length;
@@ -60,8 +64,8 @@ async function blackhole(): Promise<Record<string, unknown>> {
     router: { attemptTimeoutMs: 1_000 },
   });
   const deadlineMs = 5_000;
+  const aBefore = (await executed(aUrl)) + WARM_ROWS; // read before warm(): see kill()
   await rig.warm();
-  const aBefore = await executed(aUrl);
   await rig.proxies[0]?.set({ kind: 'blackhole' });
   const outcomes = await Promise.all(
     Array.from({ length: 100 }, (_, id) => rig.call(id, { timeoutMs: deadlineMs })),
