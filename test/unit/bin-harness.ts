@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runScript, startTestServer, type TestServer, type TestServerOptions } from '@infergate/testing';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, vi } from 'vitest';
 
 /** The repository root, where the bin runs. */
 export const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -28,7 +28,15 @@ export interface BinHarness {
   run(args: readonly string[], options?: { env?: NodeJS.ProcessEnv; killAfterMs?: number }): Promise<BinRun>;
 }
 
+/**
+ * A test of the bin spawns it several times, and each start loads the CLI's source through tsx: a
+ * few seconds each on a busy 2-core machine. The file's tests get a timeout sized for that, not the
+ * unit project's 20 s.
+ */
+const BIN_TEST_TIMEOUT_MS = 120_000;
+
 export function binHarness(serverOptions: TestServerOptions = {}): BinHarness {
+  vi.setConfig({ testTimeout: BIN_TEST_TIMEOUT_MS });
   let server: TestServer | undefined;
   let scratch: string | undefined;
   beforeAll(async () => {
