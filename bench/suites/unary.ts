@@ -10,9 +10,10 @@
 // Per cell: medians over rounds of items/s, p50, p99 and client CPU per call.
 //   pnpm bench unary [--seconds 2] [--rounds 3] [--url HOST:PORT] [--no-python] [--engine http2]
 //                    [--arms core_h2,floor,tc_aio] [--sizes 16,1MiB] [--concurrency 16,64]
-//                    [--compare packages/core/dist/index-before.js]
+//                    [--compare packages/core/.tmp/index-before.js]
 // (--compare adds the arm core_h2_before: the http2 engine from another ESM build of core, e.g. a
-// copy of packages/core/dist/index.js saved before a change, measured side by side with this one.)
+// copy of packages/core/dist/index.js saved before a change, measured side by side with this one;
+// keep the copy inside packages/core, so its imports resolve, and out of dist/, which builds clean.)
 // (--engine sets what the `core` arm, and so the named core_* figures, use; --arms/--sizes/
 // --concurrency narrow the run for profiling work, and the figures they leave out are not written.)
 // With the server in its own process, each cell also records the SERVER's CPU per call: what a
@@ -390,7 +391,7 @@ export async function run(): Promise<void> {
         core_vs_tritonclient_1MiB_c64: '>= 1.0 (aim 1.5)',
         core_cpu_vs_tritonclient_c16: '<= 1.0',
       },
-      command: `pnpm bench unary --seconds ${seconds} --rounds ${rounds}${given ? ` --url ${given}` : ''}${engine === 'http2' ? ' --engine http2' : ''}`,
+      command: `pnpm bench unary --seconds ${seconds} --rounds ${rounds}${given ? ` --url ${given}` : ''}${engine === 'http2' ? ' --engine http2' : ''}${compare ? ` --compare ${compare}` : ''}`,
     });
   } finally {
     bare.close();
