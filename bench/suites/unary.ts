@@ -9,12 +9,21 @@
 //   tc_sync      tritonclient.grpc with one thread and client per caller (for information)
 // Per cell: medians over rounds of items/s, p50, p99 and client CPU per call.
 //   pnpm bench unary [--seconds 2] [--rounds 3] [--url HOST:PORT] [--no-python] [--engine http2]
-// (--engine sets what the `core` arm, and so the named core_* figures, use.)
+//                    [--arms core_h2,floor,tc_aio] [--sizes 16,1MiB] [--concurrency 16,64]
+//                    [--compare packages/core/.tmp/index-before.js]
+// (--compare adds the arm core_h2_before: the http2 engine from another ESM build of core, e.g. a
+// copy of packages/core/dist/index.js saved before a change, measured side by side with this one;
+// keep the copy inside packages/core, so its imports resolve, and out of dist/, which builds clean.)
+// (--engine sets what the `core` arm, and so the named core_* figures, use; --arms/--sizes/
+// --concurrency narrow the run for profiling work, and the figures they leave out are not written.)
+// With the server in its own process, each cell also records the SERVER's CPU per call: what a
+// client's way of sending costs the process that shares the machine with it.
 import { spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
 import { buildInferRequest, createTritonClient } from '@infergate/core';
 import { summarizeLatencies } from '../../packages/cli/src/perf/latency-summary.js';
 import { closedLoopWindow, type WindowSample } from '../../packages/cli/src/perf/load-window.js';
@@ -27,7 +36,7 @@ const SIZES = [
   { label: '1MiB_', elements: 262_144 },
 ] as const;
 const CONCURRENCIES = [1, 16, 64];
-const ARMS = ['core', 'core_tuned', 'core_h2', 'floor', 'tc_aio', 'tc_sync'] as const;
+const ARMS = ['core', 'core_tuned', 'core_h2', 'core_h2_before', 'floor', 'tc_aio', 'tc_sync'] as const;
 type Arm = (typeof ARMS)[number];
 const PYTHON = join(ROOT, 'test/interop/.venv/bin/python');
 const SCRIPT = join(ROOT, 'bench/suites/unary_tritonclient.py');
@@ -50,6 +59,7 @@ interface GrpcModule {
 }
 
 interface Measured {
+  calls: number;
   itemsPerSec: number;
   p50Ms: number;
   p99Ms: number;
@@ -58,6 +68,27 @@ interface Measured {
   gcMsPerCall?: number;
   /** Node arms: calls that failed in the window (not in items/s or the latencies). */
   errors?: number;
+  /** The reference server's CPU per call in the window (own-process server only). */
+  serverCpuMsPerCall?: number;
+}
+
+/** Linux: CPU ms (user + system) used so far by `pid` and its descendants (tsx runs the server in a child). */
+function treeCpuMs(pid: number): number {
+  let total = 0;
+  const visit = (id: number) => {
+    try {
+      // Fields after the parenthesised command: state is [0], utime [11], stime [12] (clock ticks).
+      const stat = readFileSync(`/proc/${id}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+      const children = readFileSync(`/proc/${id}/task/${id}/children`, 'utf8').trim();
+      for (const child of children ? children.split(' ') : []) visit(Number(child));
+    } catch {
+      // Not Linux, or the process is gone: no server figure.
+    }
+  };
+  visit(pid);
+  return total;
 }
 
 /** Total GC pause time seen so far in this process, ms. */
@@ -83,6 +114,7 @@ async function nodeWindow(call: () => Promise<unknown>, concurrency: number, ms:
 function fromSample(sample: WindowSample): Measured {
   const latency = summarizeLatencies(sample.latencies);
   return {
+    calls: sample.completed,
     itemsPerSec: (sample.completed * 1000) / sample.elapsedMs,
     p50Ms: latency.p50Ms,
     p99Ms: latency.p99Ms,
@@ -111,6 +143,7 @@ function python(
     p99Ms: number;
   };
   return {
+    calls: out.completed,
     itemsPerSec: (out.completed * 1000) / out.elapsedMs,
     p50Ms: out.p50Ms,
     p99Ms: out.p99Ms,
@@ -122,6 +155,7 @@ const ARM_COLORS: Record<Arm, string> = {
   core: '#1f77b4',
   core_tuned: '#9ecae1',
   core_h2: '#d62728',
+  core_h2_before: '#ff9896',
   floor: '#7f7f7f',
   tc_aio: '#76b900',
   tc_sync: '#c5e59a',
@@ -176,6 +210,9 @@ export function unaryChartSvg(cases: readonly BenchCase[]): string {
 
 export async function run(): Promise<void> {
   const seconds = Number(flag('seconds') ?? 2);
+  const onlyArms = flag('arms')?.split(',');
+  const onlySizes = flag('sizes')?.split(',');
+  const concurrencies = flag('concurrency')?.split(',').map(Number) ?? CONCURRENCIES;
   const rounds = Number(flag('rounds') ?? 3);
   const withPython = !process.argv.includes('--no-python') && existsSync(PYTHON);
   const given = flag('url');
@@ -197,13 +234,31 @@ export async function run(): Promise<void> {
   });
   const coreH2 = createTritonClient({ url, enableGpuIpc: false, timeoutMs: 60_000, engine: 'http2' });
   const bare = new grpc.Client(url, grpc.credentials.createInsecure());
-  const arms: Arm[] = ARMS.filter((arm) => withPython || !arm.startsWith('tc_'));
+  const compare = flag('compare');
+  const arms: Arm[] = ARMS.filter(
+    (arm) =>
+      (withPython || !arm.startsWith('tc_')) &&
+      (compare !== undefined || arm !== 'core_h2_before') &&
+      (onlyArms === undefined || onlyArms.includes(arm) || arm === 'core_h2_before'),
+  );
+  const before =
+    compare === undefined
+      ? undefined
+      : (
+          (await import(pathToFileURL(join(ROOT, compare)).href)) as {
+            createTritonClient: typeof createTritonClient;
+          }
+        ).createTritonClient({ url, enableGpuIpc: false, timeoutMs: 60_000, engine: 'http2' });
+  const sizes = SIZES.filter(
+    (size) => onlySizes === undefined || onlySizes.includes(size.label ? '1MiB' : String(size.elements)),
+  );
+  const serverPid = server?.child.pid;
   const cells = new Map<string, Measured[]>();
   const cases: BenchCase[] = [];
   const ratios: Record<string, number> = {};
   try {
     const serverName = (await core.serverMetadata()).name;
-    for (const size of SIZES) {
+    for (const size of sizes) {
       const data = Float32Array.from({ length: size.elements }, () => Math.random());
       const inputs = [{ name: 'INPUT0', datatype: 'FP32' as const, shape: [1, size.elements], data }];
       const request = buildInferRequest('identity', inputs);
@@ -214,6 +269,7 @@ export async function run(): Promise<void> {
       const coreCall = () => core.infer('identity', inputs);
       const tunedCall = () => coreTuned.infer('identity', inputs);
       const h2Call = () => coreH2.infer('identity', inputs);
+      const beforeCall = () => before?.infer('identity', inputs) as Promise<unknown>;
       const floorCall = () =>
         new Promise<Buffer>((resolve, reject) => {
           bare.makeUnaryRequest(
@@ -225,22 +281,35 @@ export async function run(): Promise<void> {
           );
         });
       // Warm-up: connections, JIT, the server's first calls.
-      await closedLoopWindow(coreCall, 16, 500);
-      await closedLoopWindow(tunedCall, 16, 500);
-      await closedLoopWindow(h2Call, 16, 500);
-      await closedLoopWindow(floorCall, 16, 500);
-      for (const concurrency of CONCURRENCIES) {
+      const warm = {
+        core: coreCall,
+        core_tuned: tunedCall,
+        core_h2: h2Call,
+        core_h2_before: beforeCall,
+        floor: floorCall,
+      };
+      for (const [arm, call] of Object.entries(warm)) {
+        if (arms.includes(arm as Arm)) await closedLoopWindow(call, 16, 500);
+      }
+      for (const concurrency of concurrencies) {
         for (let round = 0; round < rounds; round++) {
           const order = arms.map((_, index) => arms[(index + round) % arms.length] as Arm);
           for (const arm of order) {
             let measured: Measured;
+            const serverBefore = serverPid === undefined ? 0 : treeCpuMs(serverPid);
             if (arm === 'core') measured = await nodeWindow(coreCall, concurrency, seconds * 1000);
             else if (arm === 'core_tuned')
               measured = await nodeWindow(tunedCall, concurrency, seconds * 1000);
             else if (arm === 'core_h2') measured = await nodeWindow(h2Call, concurrency, seconds * 1000);
+            else if (arm === 'core_h2_before')
+              measured = await nodeWindow(beforeCall, concurrency, seconds * 1000);
             else if (arm === 'floor') measured = await nodeWindow(floorCall, concurrency, seconds * 1000);
             else
               measured = python(arm === 'tc_aio' ? 'aio' : 'sync', url, size.elements, concurrency, seconds);
+            if (serverPid !== undefined) {
+              measured.serverCpuMsPerCall =
+                (treeCpuMs(serverPid) - serverBefore) / Math.max(1, measured.calls);
+            }
             const key = `${arm} ${size.label}c${concurrency}`;
             cells.set(key, [...(cells.get(key) ?? []), measured]);
           }
@@ -256,6 +325,7 @@ export async function run(): Promise<void> {
             p99Ms: median(runs.map((entry) => entry.p99Ms)),
             extra: {
               cpuMsPerCall: median(runs.map((entry) => entry.cpuMsPerCall)),
+              serverCpuMsPerCall: median(runs.map((entry) => entry.serverCpuMsPerCall ?? Number.NaN)),
               ...(arm.startsWith('tc_')
                 ? {}
                 : { gcMsPerCall: median(runs.map((entry) => entry.gcMsPerCall ?? Number.NaN)) }),
@@ -274,6 +344,10 @@ export async function run(): Promise<void> {
         ratios[`core_vs_floor_${load}`] = itemsRatio('core', 'floor', load);
         ratios[`core_h2_vs_floor_${load}`] = itemsRatio('core_h2', 'floor', load);
         ratios[`core_h2_vs_core_${load}`] = itemsRatio('core_h2', 'core', load);
+        ratios[`core_h2_vs_before_${load}`] = itemsRatio('core_h2', 'core_h2_before', load);
+        ratios[`core_h2_cpu_vs_before_${load}`] =
+          ((cell('core_h2', load)?.extra?.cpuMsPerCall as number) ?? Number.NaN) /
+          ((cell('core_h2_before', load)?.extra?.cpuMsPerCall as number) ?? Number.NaN);
         ratios[`core_tuned_vs_core_${load}`] = itemsRatio('core_tuned', 'core', load);
         if (withPython && concurrency > 1) {
           ratios[`core_vs_tritonclient_${load}`] = itemsRatio('core', 'tc_aio', load);
@@ -286,6 +360,18 @@ export async function run(): Promise<void> {
       ratios.core_cpu_vs_tritonclient_c16 = cpu('core') / cpu('tc_aio');
       ratios.core_h2_cpu_vs_tritonclient_c16 = cpu('core_h2') / cpu('tc_aio');
     }
+    // A narrowed run leaves some arms out: drop the figures it could not compute.
+    for (const [key, value] of Object.entries(ratios)) if (!Number.isFinite(value)) delete ratios[key];
+    const fixed = (value: unknown) => (typeof value === 'number' ? Number(value.toFixed(4)) : '');
+    console.table(
+      cases.map((entry) => ({
+        case: entry.name,
+        'items/s': Math.round(entry.itemsPerSec ?? 0),
+        'client cpu ms/call': fixed(entry.extra?.cpuMsPerCall),
+        'server cpu ms/call': fixed(entry.extra?.serverCpuMsPerCall),
+        'gc ms/call': fixed(entry.extra?.gcMsPerCall),
+      })),
+    );
     writeFileSync(join(BENCH_DIR, 'results', 'unary.svg'), unaryChartSvg(cases));
     report({
       suite: 'unary',
@@ -305,13 +391,14 @@ export async function run(): Promise<void> {
         core_vs_tritonclient_1MiB_c64: '>= 1.0 (aim 1.5)',
         core_cpu_vs_tritonclient_c16: '<= 1.0',
       },
-      command: `pnpm bench unary --seconds ${seconds} --rounds ${rounds}${given ? ` --url ${given}` : ''}${engine === 'http2' ? ' --engine http2' : ''}`,
+      command: `pnpm bench unary --seconds ${seconds} --rounds ${rounds}${given ? ` --url ${given}` : ''}${engine === 'http2' ? ' --engine http2' : ''}${compare ? ` --compare ${compare}` : ''}`,
     });
   } finally {
     bare.close();
     await core.close();
     await coreTuned.close();
     await coreH2.close();
+    await before?.close();
     server?.child.kill('SIGTERM');
   }
 }

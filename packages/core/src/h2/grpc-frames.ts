@@ -85,7 +85,8 @@ export class FrameError extends Error {
 export class MessageReader {
   readonly #onMessage: (message: Buffer) => void;
   readonly #maxBytes: number;
-  #header = Buffer.alloc(5);
+  /** A prefix cut between chunks is gathered here (made only then: most calls never need it). */
+  #header: Buffer | undefined;
   #headerFilled = 0;
   #length = -1;
   #parts: Buffer[] = [];
@@ -110,13 +111,15 @@ export class MessageReader {
           this.#begin(chunk[offset] as number, chunk.readUInt32BE(offset + 1));
           offset += 5;
         } else {
+          this.#header ??= Buffer.alloc(5);
+          const header = this.#header;
           const take = Math.min(5 - this.#headerFilled, chunk.byteLength - offset);
-          chunk.copy(this.#header, this.#headerFilled, offset, offset + take);
+          chunk.copy(header, this.#headerFilled, offset, offset + take);
           this.#headerFilled += take;
           offset += take;
           if (this.#headerFilled < 5) return;
           this.#headerFilled = 0;
-          this.#begin(this.#header[0] as number, this.#header.readUInt32BE(1));
+          this.#begin(header[0] as number, header.readUInt32BE(1));
         }
         if (this.#length === 0) {
           this.#finish(Buffer.alloc(0));

@@ -53,10 +53,24 @@ function statusOfHttp(status: number): number {
   }
 }
 
-function grpcTimeout(ms: number): string {
+function formatTimeout(ms: number): string {
   const rounded = Math.max(1, Math.ceil(ms));
   return rounded < 1e8 ? `${rounded}m` : `${Math.min(99_999_999, Math.ceil(rounded / 1000))}S`;
 }
+
+// Calls usually share one deadline (the client's timeoutMs): its header text is made once.
+let lastTimeoutMs = -1;
+let lastTimeoutText = '';
+function grpcTimeout(ms: number): string {
+  if (ms !== lastTimeoutMs) {
+    lastTimeoutText = formatTimeout(ms);
+    lastTimeoutMs = ms;
+  }
+  return lastTimeoutText;
+}
+
+/** What `session.request` is given each time (it copies the object, never keeps or changes it). */
+const REQUEST_OPTIONS = Object.freeze({ endStream: false });
 
 function decodeMessage(value: string): string {
   try {
@@ -66,22 +80,57 @@ function decodeMessage(value: string): string {
   }
 }
 
-function statusOf(headers: IncomingHttpHeaders): H2Status | undefined {
-  const raw = headers['grpc-status'];
-  if (raw === undefined) return undefined;
-  const code = Number(Array.isArray(raw) ? raw[0] : raw);
+function metadataOf(headers: IncomingHttpHeaders): Record<string, string | Buffer> {
   const metadata: Record<string, string | Buffer> = {};
   for (const [key, value] of Object.entries(headers)) {
     if (key.startsWith(':') || value === undefined) continue;
     const text = Array.isArray(value) ? value.join(',') : String(value);
     metadata[key] = key.endsWith('-bin') ? Buffer.from(text, 'base64') : text;
   }
+  return metadata;
+}
+
+/**
+ * A status read from trailers (or a trailers-only answer). Its metadata is decoded when first read:
+ * an OK unary call, the usual case, never reads it.
+ */
+class ReceivedStatus implements H2Status {
+  readonly code: number;
+  readonly details: string;
+  #headers: IncomingHttpHeaders | undefined;
+  #metadata: Record<string, string | Buffer> | undefined;
+
+  constructor(code: number, details: string, headers: IncomingHttpHeaders) {
+    this.code = code;
+    this.details = details;
+    this.#headers = headers;
+  }
+
+  get metadata(): Record<string, string | Buffer> {
+    if (this.#metadata === undefined) {
+      this.#metadata = metadataOf(this.#headers as IncomingHttpHeaders);
+      this.#headers = undefined;
+    }
+    return this.#metadata;
+  }
+}
+
+function statusOf(headers: IncomingHttpHeaders): H2Status | undefined {
+  const raw = headers['grpc-status'];
+  if (raw === undefined) return undefined;
+  // The usual trailer of a good call, without Number() and a range check.
+  if (raw === '0') return new ReceivedStatus(0, detailsOf(headers), headers);
+  const code = Number(Array.isArray(raw) ? raw[0] : raw);
+  return new ReceivedStatus(
+    Number.isInteger(code) && code >= 0 && code <= 16 ? code : 2,
+    detailsOf(headers),
+    headers,
+  );
+}
+
+function detailsOf(headers: IncomingHttpHeaders): string {
   const message = headers['grpc-message'];
-  return {
-    code: Number.isInteger(code) && code >= 0 && code <= 16 ? code : 2,
-    details: typeof message === 'string' ? decodeMessage(message) : '',
-    metadata,
-  };
+  return typeof message === 'string' ? decodeMessage(message) : '';
 }
 
 /**
@@ -138,7 +187,7 @@ export function startH2Call(
   };
   if (options.timeoutMs !== undefined) headers['grpc-timeout'] = grpcTimeout(options.timeoutMs);
   try {
-    stream = connection.session().request(headers, { endStream: false });
+    stream = connection.session().request(headers, REQUEST_OPTIONS);
   } catch (error) {
     finish({ code: 14, details: `could not start the call: ${(error as Error).message}`, metadata: {} });
     return { pause() {}, resume() {}, cancel() {} };
@@ -194,8 +243,14 @@ export function startH2Call(
       metadata: {},
     });
   });
-  for (const chunk of body) opened.write(chunk);
-  opened.end();
+  // The last chunk goes with end(): one write request less, and the END_STREAM flag can ride on
+  // the last DATA frame instead of an empty frame of its own.
+  const last = body.length - 1;
+  if (last > 0) opened.cork();
+  for (let i = 0; i < last; i++) opened.write(body[i]);
+  // end() uncorks.
+  if (last >= 0) opened.end(body[last]);
+  else opened.end();
   return {
     pause: () => opened.pause(),
     resume: () => opened.resume(),

@@ -37,6 +37,9 @@ export interface H2Site {
 }
 
 const methodPath = (name: string) => `/${RPC_SERVICE}/${name}`;
+// Made once, not per call.
+const INFER_METHOD = GRPCInferenceService.method.modelInfer.name;
+const INFER_PATH = methodPath(INFER_METHOD);
 
 /** ModelInfer on the http2 engine, with the grpc-js path's span and error mapping. */
 export function inferOverH2(
@@ -47,14 +50,13 @@ export function inferOverH2(
   context: InfergateErrorOptions,
 ): Promise<ModelInferResponse> {
   if (request.signal?.aborted) throw abortError(request.signal, context);
-  const method = GRPCInferenceService.method.modelInfer.name;
-  const span = startRpcSpan(site.tracing, method, site.endpoint, headerCarrier(request.headers), {
+  const span = startRpcSpan(site.tracing, INFER_METHOD, site.endpoint, headerCarrier(request.headers), {
     'infergate.model': model,
   });
   const { signal } = request;
   return engine
     .unary(request.chunks, {
-      path: methodPath(method),
+      path: INFER_PATH,
       headers: request.headers,
       timeoutMs: request.timeoutMs,
       signal,

@@ -14,6 +14,7 @@ import {
 import { fromWireParameter, type Parameters, type ParameterValue, toWireParameter } from '../parameters.js';
 import { type EncodedTensor, sharedMemoryParameters } from '../tensor.js';
 import type { InferRequest, InferResponse } from '../transport.js';
+import { readModelInferResponse } from './infer-response-reader.js';
 
 /**
  * Sets an own, enumerable property even for the key `__proto__`, where a plain assignment would
@@ -197,7 +198,7 @@ function checkBytesElements(raw: Uint8Array, shape: readonly number[], what: str
 /** Parses a ModelInferResponse; bytes that are not one are DATA_LOSS (the answer is corrupt). */
 export function parseModelInferResponse(bytes: Uint8Array): ModelInferResponse {
   try {
-    return fromBinary(ModelInferResponseSchema, bytes);
+    return readModelInferResponse(bytes) ?? fromBinary(ModelInferResponseSchema, bytes);
   } catch (error) {
     throw new InfergateError(
       ErrorCode.DataLoss,
@@ -229,9 +230,12 @@ export function fromModelInferResponse(
     bound.has(output.name) || output.parameters.shared_memory_region !== undefined;
   // Triton sends one raw entry per output (empty for shared-memory ones); accept servers that leave
   // the shared-memory ones out, too.
-  const inMessage = message.outputs.filter((output) => !isBound(output)).length;
   const aligned = raws.length === message.outputs.length;
-  if (raws.length > 0 && !aligned && raws.length !== inMessage) {
+  if (
+    raws.length > 0 &&
+    !aligned &&
+    raws.length !== message.outputs.filter((output) => !isBound(output)).length
+  ) {
     throw new InfergateError(
       ErrorCode.DataLoss,
       `the server sent ${raws.length} raw output buffers for ${message.outputs.length} outputs`,
@@ -268,7 +272,12 @@ export function fromModelInferResponse(
     // count that disagrees with the shape fails here, typed, not when a caller reads the data.
     if (output.datatype === 'BYTES' && !inSharedMemory)
       checkBytesElements(raw, shape, what, message.modelName);
-    const parameters = { ...fromParameterMap(output.parameters), ...bound.get(output.name) };
+    const boundParameters = bound.get(output.name);
+    // The usual output carries no parameters: skip building and spreading empty maps.
+    if (boundParameters === undefined && !hasKeys(output.parameters)) {
+      return { name: output.name, datatype: output.datatype, shape, raw };
+    }
+    const parameters = { ...fromParameterMap(output.parameters), ...boundParameters };
     return {
       name: output.name,
       datatype: output.datatype,
@@ -282,6 +291,11 @@ export function fromModelInferResponse(
     modelVersion: message.modelVersion,
     id: message.id,
     outputs,
-    parameters: fromParameterMap(message.parameters),
+    parameters: hasKeys(message.parameters) ? fromParameterMap(message.parameters) : {},
   };
+}
+
+function hasKeys(map: object): boolean {
+  for (const key in map) if (Object.hasOwn(map, key)) return true;
+  return false;
 }
