@@ -10,6 +10,7 @@ import {
   type CostTracker,
   costInterceptor,
   createCostTracker,
+  preloadTokenizers,
   withCost,
 } from '@infergate/cost';
 import {
@@ -369,6 +370,12 @@ async function external(args: DemoArgs, url: string): Promise<DemoEnvironment> {
   };
 }
 
-export function startEnvironment(args: DemoArgs): Promise<DemoEnvironment> {
+export async function startEnvironment(args: DemoArgs): Promise<DemoEnvironment> {
+  // withCost counts an OpenAI model's tokens with gpt-tokenizer, whose encodings are megabytes of
+  // JavaScript compiled on first use: a few hundred ms with the event loop blocked. Lazily, that
+  // first use would be the first chat that falls back to OpenAI — the moment the primary dies —
+  // and every server, batcher and caller in this process would stop with it (the hole a 1 s tick
+  // of the throughput chart showed after the kill). Loaded here, before any load.
+  await preloadTokenizers();
   return args.url === undefined ? embedded(args) : external(args, args.url);
 }
