@@ -136,6 +136,7 @@ async function openLoop(
       connectionLost: Number.POSITIVE_INFINITY,
       firstFailureOnA: Number.POSITIVE_INFINITY,
       ejected: Number.POSITIVE_INFINITY,
+      sendAfterLoss: Number.POSITIVE_INFINITY,
       firstToB: Number.POSITIVE_INFINITY,
       batchToB: Number.POSITIVE_INFINITY,
       bRan: Number.POSITIVE_INFINITY,
@@ -148,8 +149,8 @@ async function openLoop(
     };
     // Where the gap goes: a's process gone (its 'exit' in this process, after the kernel closed its
     // sockets), a's channel loses its connection, the first attempt on a fails, a is ejected, the
-    // first call enters b's target, b's batcher sends it, b's server has run it (its `ran` line),
-    // the answer is back.
+    // open loop sends again, the first call enters b's target, b's batcher sends it, b's server has
+    // run it (its `ran` line), the answer is back.
     a.child.once('exit', () => first('exit'));
     rig.clients[0]?.grpc.watchConnectivity((change) => {
       if (change.from === 'ready') first('connectionLost');
@@ -185,6 +186,7 @@ async function openLoop(
         const due = Math.floor(((performance.now() - started) * rate) / 1000);
         while (sent < Math.min(due + 1, total)) {
           const scheduled = started + (sent * 1000) / rate;
+          if (at.connectionLost !== Number.POSITIVE_INFINITY) first('sendAfterLoss');
           calls.push(rig.call(sent).then((outcome) => ({ ...outcome, sentAt: scheduled })));
           sent += 1;
         }
@@ -214,7 +216,7 @@ async function openLoop(
       failoverP99s.push(during);
       lost.push(outcomes.filter((outcome) => outcome.result !== 'ok').length);
       console.log(
-        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, connection lost +${step.connectionLost}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, b ran it +${step.bRan}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
+        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, connection lost +${step.connectionLost}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, b ran it +${step.bRan}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
       );
     } finally {
       await rig.close();
@@ -254,6 +256,8 @@ interface GapSteps {
   firstFailureOnA: number;
   /** a's breaker opens. */
   ejected: number;
+  /** The open loop sends its first call after a's connection was lost (this process ran again). */
+  sendAfterLoss: number;
   /** The first call enters b's target (its batcher). */
   firstToB: number;
   /** b's batcher sends its first batch. */
