@@ -5,7 +5,8 @@
 // 2,000, and in an open loop the gap from the kill to the first success on the survivor (with where
 // it goes: connection lost, target ejected, first call sent to b, b's answer) and the p99 of the
 // second after the kill over the second before it.
-//   pnpm bench router [--reps 8] [--sliceMs 1000] [--failovers 3] [--rate 400]
+//   pnpm bench router [--reps 8] [--sliceMs 1000] [--failovers 3] [--rate 400] [--only open|burst]
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { buildInferRequest, createTritonClient, type InferTransport } from '@infergate/core';
 import { createRouter } from '@infergate/router';
@@ -119,46 +120,63 @@ async function openLoop(
   cases: BenchCase[],
 ): Promise<{ gapMs: number; p99OverSteady: number; lost: number }> {
   const gaps: number[] = [];
-  const detections: number[] = [];
-  const lostSeen: number[] = [];
-  const ejections: number[] = [];
-  const firstSends: number[] = [];
-  const survivorService: number[] = [];
   const ratios: number[] = [];
   const lost: number[] = [];
   const steadyP99s: number[] = [];
   const failoverP99s: number[] = [];
+  /** Per run, kill → each step of the gap (ms): see `GapSteps`. */
+  const steps: GapSteps[] = [];
   for (let run = 0; run < runs; run++) {
     const servers = await Promise.all([startServerProcess(), startServerProcess()]);
     const [a, b] = servers as [ServerProcess, ServerProcess];
     const rig = await startChaosRig({ endpoints: [a.url, b.url] });
+    const at: Record<keyof GapSteps, number> = {
+      loop: Number.POSITIVE_INFINITY,
+      exit: Number.POSITIVE_INFINITY,
+      connectionLost: Number.POSITIVE_INFINITY,
+      firstFailureOnA: Number.POSITIVE_INFINITY,
+      ejected: Number.POSITIVE_INFINITY,
+      sendAfterLoss: Number.POSITIVE_INFINITY,
+      firstToB: Number.POSITIVE_INFINITY,
+      batchToB: Number.POSITIVE_INFINITY,
+      bRan: Number.POSITIVE_INFINITY,
+      firstOnB: Number.POSITIVE_INFINITY,
+    };
     let killAt = Number.POSITIVE_INFINITY;
-    let firstOnB = Number.POSITIVE_INFINITY;
-    let firstFailureOnA = Number.POSITIVE_INFINITY;
-    // Where the gap goes: a's channel loses its connection, a is ejected, the first call is sent
-    // to b (the router's fallback event, just before the attempt), b answers it.
-    let connectionLost = Number.POSITIVE_INFINITY;
-    let ejected = Number.POSITIVE_INFINITY;
-    let firstToB = Number.POSITIVE_INFINITY;
+    const first = (step: keyof GapSteps) => {
+      if (killAt !== Number.POSITIVE_INFINITY && at[step] === Number.POSITIVE_INFINITY)
+        at[step] = performance.now();
+    };
+    // Where the gap goes: a's process gone (its 'exit' in this process, after the kernel closed its
+    // sockets), a's channel loses its connection, the first attempt on a fails, a is ejected, the
+    // open loop sends again, the first call enters b's target, b's batcher sends it, b's server has
+    // run it (its `ran` line), the answer is back.
+    a.child.once('exit', () => first('exit'));
     rig.clients[0]?.grpc.watchConnectivity((change) => {
-      if (change.from === 'ready' && connectionLost === Number.POSITIVE_INFINITY)
-        connectionLost = performance.now();
+      if (change.from === 'ready') first('connectionLost');
     });
-    rig.router.breaker('a').on('eject', () => {
-      if (ejected === Number.POSITIVE_INFINITY) ejected = performance.now();
-    });
-    rig.router.on('fallback', (event) => {
-      if (event.to === 'b' && firstToB === Number.POSITIVE_INFINITY) firstToB = performance.now();
-    });
+    rig.router.breaker('a').on('eject', () => first('ejected'));
     rig.router.on('attempt', (event) => {
-      if (event.target === 'a' && event.outcome === 'failure' && firstFailureOnA === Number.POSITIVE_INFINITY)
-        firstFailureOnA = performance.now();
-      if (event.target === 'b' && event.outcome === 'success' && firstOnB === Number.POSITIVE_INFINITY)
-        firstOnB = performance.now();
+      if (event.target === 'a' && event.outcome === 'failure') first('firstFailureOnA');
+      if (event.target === 'b' && event.outcome === 'success') first('firstOnB');
+    });
+    const intoB = rig.batchers[1] as InferTransport;
+    const batcherInfer = intoB.infer.bind(intoB);
+    intoB.infer = (request, options) => {
+      first('firstToB');
+      return batcherInfer(request, options);
+    };
+    const channelB = rig.clients[1]?.grpc as InferTransport;
+    const channelInfer = channelB.infer.bind(channelB);
+    channelB.infer = (request, options) => {
+      first('batchToB');
+      return channelInfer(request, options);
+    };
+    b.child.stdout?.on('data', (chunk: string) => {
+      if (chunk.includes('ran ')) first('bRan');
     });
     try {
       await rig.warm();
-      firstOnB = Number.POSITIVE_INFINITY; // the warm-up went to b directly, not through the router
       const calls: Promise<CallOutcome>[] = [];
       const started = performance.now();
       const total = Math.round(rate * 2.5);
@@ -168,12 +186,15 @@ async function openLoop(
         const due = Math.floor(((performance.now() - started) * rate) / 1000);
         while (sent < Math.min(due + 1, total)) {
           const scheduled = started + (sent * 1000) / rate;
+          if (at.connectionLost !== Number.POSITIVE_INFINITY) first('sendAfterLoss');
           calls.push(rig.call(sent).then((outcome) => ({ ...outcome, sentAt: scheduled })));
           sent += 1;
         }
         if (!killed && performance.now() - started >= 1_000) {
           killed = true;
           killAt = killNow(a);
+          // How late this process's event loop runs a timer due now (its lag at the kill).
+          setTimeout(() => first('loop'), 0);
         }
         await new Promise((resolve) => setTimeout(resolve, 1));
       }
@@ -185,24 +206,27 @@ async function openLoop(
           .sort((x, y) => x - y);
       const steady = percentile(latency(killAt - 1_000, killAt), 99);
       const during = percentile(latency(killAt, killAt + 1_000), 99);
-      gaps.push(firstOnB - killAt);
-      detections.push(firstFailureOnA - killAt);
-      lostSeen.push(connectionLost - killAt);
-      ejections.push(ejected - killAt);
-      firstSends.push(firstToB - killAt);
-      survivorService.push(firstOnB - firstToB);
+      const step = Object.fromEntries(
+        Object.entries(at).map(([key, value]) => [key, Math.round((value - killAt) * 10) / 10]),
+      ) as unknown as GapSteps;
+      steps.push(step);
+      gaps.push(step.firstOnB);
       ratios.push(during / steady);
       steadyP99s.push(steady);
       failoverP99s.push(during);
       lost.push(outcomes.filter((outcome) => outcome.result !== 'ok').length);
       console.log(
-        `  open loop ${run + 1}/${runs}: gap ${(firstOnB - killAt).toFixed(1)} ms (connection lost +${(connectionLost - killAt).toFixed(1)}, a ejected +${(ejected - killAt).toFixed(1)}, first call to b +${(firstToB - killAt).toFixed(1)}, b answered it in ${(firstOnB - firstToB).toFixed(1)}), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}`,
+        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, connection lost +${step.connectionLost}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, b ran it +${step.bRan}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
       );
     } finally {
       await rig.close();
       await Promise.all(servers.map((server) => server.stop()));
     }
   }
+  const medianOf = (key: keyof GapSteps) => median(steps.map((step) => step[key]));
+  console.log(
+    `  medians (ms from the kill): ${(Object.keys(steps[0] ?? {}) as (keyof GapSteps)[]).map((key) => `${key} ${medianOf(key)}`).join(', ')}`,
+  );
   cases.push({
     name: `failover open loop ${rate}/s kill -9 a, batchers under the router`,
     arm: 'router',
@@ -210,17 +234,38 @@ async function openLoop(
     p99Ms: median(failoverP99s),
     extra: {
       gapsMs: gaps,
-      detectMs: detections,
-      connectionLostMs: lostSeen,
-      ejectedMs: ejections,
-      firstCallToBMs: firstSends,
-      survivorServiceMs: survivorService,
+      gapStepsMs: steps,
       steadyP99sMs: steadyP99s,
       failoverP99sMs: failoverP99s,
       lostCalls: lost,
+      loadAverage: loadavg(),
     },
   });
   return { gapMs: median(gaps), p99OverSteady: median(ratios), lost: Math.max(...lost) };
+}
+
+/** Where the failover gap goes, each in ms from the kill (see `openLoop`). */
+interface GapSteps {
+  /** A 0 ms timer set at the kill fires (this process's event-loop lag). */
+  loop: number;
+  /** This process sees a's child process exit (the kernel has closed its sockets by then). */
+  exit: number;
+  /** a's channel leaves `ready`. */
+  connectionLost: number;
+  /** The first attempt on a fails. */
+  firstFailureOnA: number;
+  /** a's breaker opens. */
+  ejected: number;
+  /** The open loop sends its first call after a's connection was lost (this process ran again). */
+  sendAfterLoss: number;
+  /** The first call enters b's target (its batcher). */
+  firstToB: number;
+  /** b's batcher sends its first batch. */
+  batchToB: number;
+  /** b's server has run a batch (its `ran` line arrived here). */
+  bRan: number;
+  /** The first success on b: the gap. */
+  firstOnB: number;
 }
 
 export async function run(): Promise<void> {
@@ -228,7 +273,18 @@ export async function run(): Promise<void> {
   const sliceMs = Number(flag('sliceMs') ?? 1000);
   const failovers = Number(flag('failovers') ?? 3);
   const rate = Number(flag('rate') ?? 400);
+  // `--only open` (or `burst`): that failover part alone, printed, bench/results/router.json untouched.
+  const only = flag('only');
   const cases: BenchCase[] = [];
+  if (only !== undefined) {
+    if (only === 'open') {
+      const open = await openLoop(failovers, rate, cases);
+      console.log(`  failover_gap_ms ${open.gapMs.toFixed(1)} (median of ${failovers}), lost ${open.lost}`);
+    } else if (only === 'burst') {
+      console.log(`  failover_lost_calls ${await burst(failovers, cases)}`);
+    } else throw new Error(`--only takes 'open' or 'burst', not '${only}'`);
+    return;
+  }
   const routerVsDirect = await overhead(reps, sliceMs, cases);
   const lostInBurst = await burst(failovers, cases);
   const open = await openLoop(failovers, rate, cases);

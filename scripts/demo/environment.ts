@@ -10,6 +10,7 @@ import {
   type CostTracker,
   costInterceptor,
   createCostTracker,
+  preloadTokenizers,
   withCost,
 } from '@infergate/cost';
 import {
@@ -193,7 +194,7 @@ async function fakeProviders(): Promise<{ openai: FakeLlmServer; anthropic: Fake
   return { openai, anthropic };
 }
 
-function hostedModels(fakes: { openai: FakeLlmServer; anthropic: FakeLlmServer }, costs: CostTracker) {
+async function hostedModels(fakes: { openai: FakeLlmServer; anthropic: FakeLlmServer }, costs: CostTracker) {
   const openai = createOpenAIChatModel({
     apiKey: 'sk-demo-fake',
     baseURL: fakes.openai.url,
@@ -206,6 +207,12 @@ function hostedModels(fakes: { openai: FakeLlmServer; anthropic: FakeLlmServer }
     defaultModel: ANTHROPIC_MODEL,
     timeoutMs: 3_000,
   });
+  // One chat with each (not through withCost: nothing is charged) before the load: the first one
+  // loads Node's fetch (undici and its WebAssembly HTTP parser) and the SDK's code paths, tens of ms
+  // with the event loop blocked. Lazily that would be the first chat that falls back to them, when
+  // the primary dies.
+  const hello = { model: '', messages: [{ role: 'user' as const, content: 'hello' }], maxTokens: 4 };
+  await Promise.all([openai.chat(hello, { timeoutMs: 3_000 }), anthropic.chat(hello, { timeoutMs: 3_000 })]);
   return [
     { name: 'openai', model: withCost(openai, costs), modelName: OPENAI_MODEL },
     { name: 'anthropic', model: withCost(anthropic, costs), modelName: ANTHROPIC_MODEL },
@@ -245,7 +252,7 @@ async function embedded(args: DemoArgs): Promise<DemoEnvironment> {
   });
   const chatTargets = [
     { name: 'triton-llm', model: withCost(tritonLlm, costs), modelName: 'generate' },
-    ...hostedModels(fakes, costs),
+    ...(await hostedModels(fakes, costs)),
   ];
   const chat = chatRouter(chatTargets);
   const faults: FaultStep[] = [
@@ -320,7 +327,7 @@ async function external(args: DemoArgs, url: string): Promise<DemoEnvironment> {
   const costs = tracker([target], model);
   const router = tritonRouter([target], costs, model);
   const client = createTritonClient({ url, transport: router, channelOptions: CHANNEL_OPTIONS });
-  const chatTargets = hostedModels(fakes, costs);
+  const chatTargets = await hostedModels(fakes, costs);
   const chat = chatRouter(chatTargets);
   return {
     mode: 'external',
@@ -369,6 +376,12 @@ async function external(args: DemoArgs, url: string): Promise<DemoEnvironment> {
   };
 }
 
-export function startEnvironment(args: DemoArgs): Promise<DemoEnvironment> {
+export async function startEnvironment(args: DemoArgs): Promise<DemoEnvironment> {
+  // withCost counts an OpenAI model's tokens with gpt-tokenizer, whose encodings are megabytes of
+  // JavaScript compiled on first use: a few hundred ms with the event loop blocked. Lazily, that
+  // first use would be the first chat that falls back to OpenAI — the moment the primary dies —
+  // and every server, batcher and caller in this process would stop with it (the hole a 1 s tick
+  // of the throughput chart showed after the kill). Loaded here, before any load.
+  await preloadTokenizers();
   return args.url === undefined ? embedded(args) : external(args, args.url);
 }

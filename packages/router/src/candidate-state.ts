@@ -19,6 +19,31 @@ export function canTake<T extends RouteTarget>(
   return !failed.has(target) && fits(target, minContext) && target.breaker.state.kind !== 'open';
 }
 
+/** The target's connection was lost and its redial has not answered yet (target-ejection.ts). */
+export function connectionLost(target: RouteTarget, now: number): boolean {
+  return target.ejection?.lost(now) === true;
+}
+
+/**
+ * Whether this pass should skip candidates whose connection was just lost: only when one of them
+ * is, and another candidate that has not failed this call, is not lost and is not excluded can
+ * take the call (a lost target is still better than none).
+ */
+export function avoidLost<T extends RouteTarget>(
+  candidates: readonly T[],
+  failed: ReadonlySet<T>,
+  minContext: number | undefined,
+  exclude: ReadonlySet<T> | undefined,
+  now: number,
+): boolean {
+  // Most passes: no target lost, one cheap look at each.
+  if (!candidates.some((target) => connectionLost(target, now))) return false;
+  return candidates.some(
+    (target) =>
+      !connectionLost(target, now) && canTake(target, failed, minContext) && exclude?.has(target) !== true,
+  );
+}
+
 /**
  * When the earliest cooling candidate that could take the call has room again, and how widely to
  * spread the waiters over it (so a surge of waiting calls does not arrive at one instant).

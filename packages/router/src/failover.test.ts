@@ -1,5 +1,8 @@
 import {
   buildInferRequest,
+  type ConnectivityListener,
+  type ConnectivitySource,
+  type ConnectivityState,
   ErrorCode,
   InfergateError,
   type InferRequest,
@@ -52,6 +55,29 @@ function fakeTarget(answer: (call: number) => Answer | Promise<Answer>): FakeTar
 /** A target that ignores its signal and answers after `ms`. */
 function deafTarget(ms: number): FakeTarget {
   return fakeTarget(() => new Promise<Answer>((resolve) => setTimeout(() => resolve(ok('deaf')), ms)));
+}
+
+/** A channel whose state the test sets; `connect` requests are counted, not acted on. */
+function fakeChannel(): ConnectivitySource & { set(to: ConnectivityState): void; dials: number } {
+  let state: ConnectivityState = 'ready';
+  const listeners = new Set<ConnectivityListener>();
+  const channel = {
+    dials: 0,
+    connectivityState(connect = false) {
+      if (connect) channel.dials += 1;
+      return state;
+    },
+    watchConnectivity(listener: ConnectivityListener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    set(to: ConnectivityState) {
+      const from = state;
+      state = to;
+      for (const listener of [...listeners]) listener({ from, to });
+    },
+  };
+  return channel;
 }
 
 const routers: InferRouter[] = [];
@@ -115,6 +141,61 @@ describe('a dead endpoint leaves rotation at once', () => {
     routed.on('attempt', (event) => attempts.push(`${event.target}:${event.outcome}`));
     expect((await routed.infer(request)).id).toBe('b');
     expect(attempts).toEqual(['a:failure', 'b:backpressure', 'b:success']);
+  });
+});
+
+describe('a lost connection moves new calls before its redial answers', () => {
+  function lostSetup(bConfig: { admission?: { maxInFlight: number } } = {}) {
+    const channel = fakeChannel();
+    const a = fakeTarget(() => ok('a'));
+    let release: (() => void) | undefined;
+    const b = fakeTarget((call) =>
+      call === 1 && bConfig.admission !== undefined
+        ? new Promise<Answer>((resolve) => {
+            release = () => resolve(ok('b'));
+          })
+        : ok('b'),
+    );
+    const routed = router({
+      targets: [
+        { name: 'a', transport: a, connectivity: channel },
+        { name: 'b', transport: b },
+      ],
+      ...bConfig,
+    });
+    return { channel, a, b, routed, release: () => release?.() };
+  }
+
+  it('skips the lost target while another can take the call, without ejecting it, until it is ready', async () => {
+    const { channel, a, routed } = lostSetup();
+    expect((await routed.infer(request)).id).toBe('a');
+    channel.set('idle'); // the peer closed the connection
+    await Promise.resolve();
+    expect(channel.dials).toBe(1); // redialled at once
+    channel.set('connecting');
+    for (let i = 0; i < 5; i++) expect((await routed.infer(request)).id).toBe('b');
+    expect(a.calls).toBe(1);
+    expect(routed.breakerStates().a?.kind).toBe('closed');
+    channel.set('ready'); // the redial answered: a healthy endpoint that rotated its connection
+    expect((await routed.infer(request)).id).toBe('a');
+  });
+
+  it('still uses the lost target when no other candidate can take the call', async () => {
+    const { channel, routed } = lostSetup();
+    routed.breaker('b').eject('test: b is down too');
+    channel.set('idle');
+    expect((await routed.infer(request)).id).toBe('a');
+  });
+
+  it('falls back to the lost target when the others turn the call away after all', async () => {
+    // b admits one call in flight; the first one holds it, so b refuses the second.
+    const { channel, routed, release } = lostSetup({ admission: { maxInFlight: 1 } });
+    channel.set('idle');
+    const first = routed.infer(request);
+    const second = await routed.infer(request);
+    expect(second.id).toBe('a');
+    release();
+    expect((await first).id).toBe('b');
   });
 });
 

@@ -23,8 +23,6 @@ import { TargetEjection } from './target-ejection.js';
 
 interface TritonTarget extends RouteTarget {
   readonly transport: InferTransport;
-  /** Watches the target's channel, when it has one (target-ejection.ts). */
-  readonly ejection: TargetEjection | undefined;
   readonly cost: number | undefined;
 }
 

@@ -13,7 +13,9 @@ import type { Breaker, BreakerPermit } from './breaker.js';
 import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
 import {
   availableInMs,
+  avoidLost,
   canTake,
+  connectionLost,
   fits,
   leastRecentlyFailed,
   roomAt,
@@ -144,6 +146,8 @@ export class RouteEngine<T extends RouteTarget> {
     let lastClass: ErrorClass | undefined;
     let lastTarget: string | undefined;
     let minContext: number | undefined;
+    /** Set once a pass that passed over lost targets could send the call nowhere else. */
+    let allowLost = false;
     // A call whose deadline already passed (or that was aborted) reaches no target at all.
     if (callScope.signal?.aborted === true) throw abortError(callScope.signal);
     const admit = admissionCall(call);
@@ -154,10 +158,18 @@ export class RouteEngine<T extends RouteTarget> {
       const avoid = failed;
       const avoidFailed =
         avoid !== undefined && candidates.some((target) => canTake(target, avoid, minContext));
+      const now = Date.now();
+      // A target whose connection was just lost (its redial not answered yet) is passed over while
+      // another can take the call: the lost connection is the first sign of a crash.
+      const skipLost =
+        !allowLost &&
+        pinned === undefined &&
+        avoidLost(candidates, avoid ?? NONE, minContext, policy.exclude, now);
       let tried = 0;
       for (const target of candidates) {
         if (!fits(target, minContext) || policy.exclude?.has(target) === true) continue;
         if (avoidFailed && avoid?.has(target) === true) continue;
+        if (skipLost && connectionLost(target, now)) continue;
         if (pinned === undefined && target.cooling.active(Date.now())) continue;
         const refusal =
           pinned === undefined
@@ -200,6 +212,12 @@ export class RouteEngine<T extends RouteTarget> {
           failed.add(target);
         }
         if (lastClass === 'context-length') minContext = Math.max(minContext ?? 0, target.contextWindow ?? 0);
+      }
+      if (skipLost && tried === 0) {
+        // The others could not take it after all (cooling, refused, no probe slot): a lost target
+        // is better than none, so the same pass again with it.
+        allowLost = true;
+        continue;
       }
       if (lastClass === 'context-length') throw lastError;
       // A candidate that has not failed this call is only cooling after a busy answer: wait for its

@@ -4,6 +4,7 @@ import type { Breaker, BreakerPermit } from './breaker.js';
 import type { LoadStats } from './load-stats.js';
 import type { RateLimitWatch } from './rate-limit-watch.js';
 import type { TargetCooling } from './target-cooling.js';
+import type { TargetEjection } from './target-ejection.js';
 
 /** One destination of a router, whatever kind. */
 export interface RouteTarget {
@@ -14,6 +15,8 @@ export interface RouteTarget {
   readonly cooling: TargetCooling;
   /** The provider account's rate limits as its answers' headers tell (chat targets). */
   readonly rateLimits?: RateLimitWatch | undefined;
+  /** Watches the target's channel, when it has one: ejects it, and says when its connection is lost. */
+  readonly ejection?: TargetEjection | undefined;
 }
 
 export interface ExecutePolicy<T> {

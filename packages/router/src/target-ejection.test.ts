@@ -121,6 +121,34 @@ describe('connectivity-driven ejection', () => {
     });
   }
 
+  it('sends new calls elsewhere from the lost connection on, before the redial answers, and back once it is ready', async () => {
+    const { proxy, client, router, attempts, ejections } = await setup();
+    // The connection is reset and the redial is accepted but never answered: the channel stays
+    // `connecting`, so only the lost connection says anything (no refusal, no failed call).
+    await proxy.set({ kind: 'reset' });
+    await proxy.set({ kind: 'blackhole' });
+    await expect.poll(() => client.grpc.connectivityState(), { timeout: 10_000 }).toBe('connecting');
+    const values = [1, 2, 3, 4, 5];
+    const responses = await Promise.all(
+      values.map((value) => router.infer(identity(value), { timeoutMs: 5_000 })),
+    );
+    responses.forEach((response, index) => {
+      expect(new InferResult(response).output('OUTPUT0').data[0]).toBe(values[index]);
+    });
+    expect(attempts.map((event) => `${event.target}:${event.outcome}`)).toEqual(
+      values.map(() => 'b:success'),
+    );
+    // Not ejected: a healthy endpoint that only rotated its connection must stay in rotation.
+    expect(ejections).toEqual([]);
+    expect(router.breakerStates().a?.kind).toBe('closed');
+    attempts.length = 0;
+    await proxy.set({ kind: 'pass' });
+    await expect.poll(() => client.grpc.connectivityState(), { timeout: 10_000 }).toBe('ready');
+    const back = await router.infer(identity(9), { timeoutMs: 5_000 });
+    expect(new InferResult(back).output('OUTPUT0').data[0]).toBe(9);
+    expect(attempts.map((event) => `${event.target}:${event.outcome}`)).toEqual(['a:success']);
+  });
+
   it('watches the channel named in `connectivity` when the transport is a layer over it', async () => {
     const { proxy, router, attempts, ejections } = await setup(true);
     await proxy.set({ kind: 'refuse' });
