@@ -1,6 +1,6 @@
 import { ErrorCode, heuristicTokens } from '@infergate/core';
 import { estimateTokens } from '@infergate/cost';
-import type { ChatModel, ChatRequest } from '@infergate/llm';
+import type { ChatModel, ChatRequest, ChatStreamEvent } from '@infergate/llm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { chatAnswer } from '../../../test/unit/router-fakes.js';
 import { estimateChatCost, promptTokens } from './chat-price.js';
@@ -59,9 +59,9 @@ describe('chat price estimate', () => {
         calls += 1;
         return chatAnswer('gpt-4o', chat.model);
       },
-      // biome-ignore lint/correctness/useYield: never streams
       async *chatStream() {
-        throw new Error('no streams here');
+        calls += 1;
+        yield { type: 'text-delta', text: 'gpt-4o' } as ChatStreamEvent;
       },
     };
     const chat = createChatRouter({
@@ -77,6 +77,18 @@ describe('chat price estimate', () => {
         code: ErrorCode.BudgetExceeded,
       });
       expect(calls).toBe(1);
+      // A stream is priced the same way before its first attempt.
+      const texts: string[] = [];
+      for await (const event of chat.chatStream(request, { maxCostUsd: cap }))
+        if (event.type === 'text-delta') texts.push(event.text);
+      expect(texts).toEqual(['gpt-4o']);
+      const refused = (async () => {
+        for await (const _ of chat.chatStream(request, { maxCostUsd: byTokenizer / 2 })) {
+          /* drain */
+        }
+      })();
+      await expect(refused).rejects.toMatchObject({ code: ErrorCode.BudgetExceeded });
+      expect(calls).toBe(2);
     } finally {
       await chat.close();
     }
