@@ -46,6 +46,20 @@ try {
       !actual.includes(name) ||
       !readFileSync(join(fresh, name)).equals(readFileSync(join(committed, name))),
   );
+  // A type alias of a zod schema's input shows as `z.input<typeof schema>` and lists no field; an
+  // interface that extends it lists every field with its doc comment and @default.
+  const opaque = expected.flatMap((name) =>
+    readFileSync(join(fresh, name), 'utf8')
+      .split('\n')
+      .filter((line) => /^> \*\*\w+\*\* = `z\.input`/.test(line))
+      .map((line) => `${name}: ${line.slice(2)}`),
+  );
+  if (opaque.length > 0) {
+    console.error(
+      `the API reference shows no fields for these options types (declare each as \`interface X extends z.input<typeof schema> {}\`):\n${opaque.join('\n')}`,
+    );
+    process.exit(1);
+  }
   if (stale.length > 0) {
     console.error(
       `docs/api is out of date (${stale.length} file(s) differ, e.g. ${stale[0]}): run npm run docs:api`,

@@ -1,7 +1,9 @@
 // The interop run's one Triton (started by global-setup.ts), as the test files see it.
-// Each Triton file: `beforeAll(() => { triton = sharedTriton(); … })` and `printLogTailOnFailure()`.
+// Most Triton files: `const { triton, client } = sharedTritonClients()`; the others call
+// `sharedTriton()` and `printLogTailOnFailure()` themselves.
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
-import { afterEach, beforeEach, inject } from 'vitest';
+import { createTritonClient, type TritonClient } from '@infergate/core';
+import { afterAll, afterEach, beforeEach, inject } from 'vitest';
 import type { SharedTritonInfo } from './triton-context.js';
 
 export type { SharedTritonInfo } from './triton-context.js';
@@ -100,4 +102,41 @@ export function printLogTailOnFailure(lines = 40): void {
       console.error(`--- Triton log tail after '${context.task.name}' ---\n${logTail(lines)}`);
     }
   });
+}
+
+/** The shared server and the two clients most Triton files use. */
+export interface SharedTritonClients {
+  triton: SharedTritonInfo;
+  /** Plain gRPC (no automatic shared memory), no access token. */
+  client: TritonClient;
+  /** The same with the access token for the restricted `trace` and `logging` groups. */
+  admin: TritonClient;
+}
+
+/**
+ * A file's setup against the shared server: its clients (connecting at their first call), closed
+ * after the file's tests once `cleanUp` put back what the tests may have left changed, and
+ * `printLogTailOnFailure()`.
+ */
+export function sharedTritonClients(
+  cleanUp?: (clients: SharedTritonClients) => Promise<void>,
+): SharedTritonClients {
+  const triton = sharedTriton();
+  const client = createTritonClient({ url: triton.grpcAddress, enableGpuIpc: false });
+  const admin = createTritonClient({
+    url: triton.grpcAddress,
+    enableGpuIpc: false,
+    accessToken: triton.accessToken,
+  });
+  const clients = { triton, client, admin };
+  afterAll(async () => {
+    try {
+      await cleanUp?.(clients);
+    } finally {
+      await client.close();
+      await admin.close();
+    }
+  });
+  printLogTailOnFailure();
+  return clients;
 }

@@ -1,39 +1,18 @@
 // Access token, compression, sequences, trace and log settings.
 // @infergate/core against the interop run's one real Triton 2.51 (PyTriton 0.7.0, CPU), started once
 // for every file by global-setup.ts. See README.md in this folder.
-import { createTritonClient, type InferResult, type TritonClient } from '@infergate/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { printLogTailOnFailure, type SharedTritonInfo, sharedTriton } from './shared-triton.js';
+import { createTritonClient, type InferResult } from '@infergate/core';
+import { describe, expect, it } from 'vitest';
+import { sharedTritonClients } from './shared-triton.js';
 import { caught, collect, repeatInputs } from './triton-helpers.js';
 
-let triton: SharedTritonInfo;
-/** Plain gRPC (no automatic shared memory), no access token. */
-let client: TritonClient;
-/** The same with the access token for the restricted `trace` and `logging` groups. */
-let admin: TritonClient;
-
-beforeAll(() => {
-  // Throws the start error with the server log tail if the shared Triton is not up: every test fails.
-  triton = sharedTriton();
-  client = createTritonClient({ url: triton.grpcAddress, enableGpuIpc: false });
-  admin = createTritonClient({
-    url: triton.grpcAddress,
-    enableGpuIpc: false,
-    accessToken: triton.accessToken,
-  });
-});
-
-afterAll(async () => {
+const { triton, client, admin } = sharedTritonClients(async ({ admin }) => {
   // The settings tests restore Triton's defaults themselves; do it again in case one failed half-way.
   await admin
-    ?.updateTraceSettings({ trace_rate: null, trace_count: null, log_frequency: null })
+    .updateTraceSettings({ trace_rate: null, trace_count: null, log_frequency: null })
     .catch(() => {});
-  await admin?.updateLogSettings({ log_info: true, log_verbose_level: 0 }).catch(() => {});
-  await client?.close();
-  await admin?.close();
+  await admin.updateLogSettings({ log_info: true, log_verbose_level: 0 }).catch(() => {});
 });
-
-printLogTailOnFailure();
 
 // ── access token, compression ─────────────────────────────────────────────────────────────
 

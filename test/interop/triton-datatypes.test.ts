@@ -1,9 +1,9 @@
 // Datatypes and classification, byte for byte against tritonclient.
 // @infergate/core against the interop run's one real Triton 2.51 (PyTriton 0.7.0, CPU), started once
 // for every file by global-setup.ts. See README.md in this folder.
-import { createTritonClient, type DataType, encodeTensor, type TritonClient } from '@infergate/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { printLogTailOnFailure, type SharedTritonInfo, sharedTriton, tritonIsUp } from './shared-triton.js';
+import { type DataType, encodeTensor } from '@infergate/core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedTritonClients, tritonIsUp } from './shared-triton.js';
 import {
   b64hex,
   hex,
@@ -13,21 +13,7 @@ import {
   probeValue,
 } from './tritonclient-probe.js';
 
-let triton: SharedTritonInfo;
-/** Plain gRPC (no automatic shared memory), no access token. */
-let client: TritonClient;
-
-beforeAll(() => {
-  // Throws the start error with the server log tail if the shared Triton is not up: every test fails.
-  triton = sharedTriton();
-  client = createTritonClient({ url: triton.grpcAddress, enableGpuIpc: false });
-});
-
-afterAll(async () => {
-  await client?.close();
-});
-
-printLogTailOnFailure();
+const { triton, client } = sharedTritonClients();
 
 /** Runs jobs through the official tritonclient against the shared server. */
 const probe = (jobs: ProbeJob[]): Promise<ProbeResult[]> => probeTritonclient(triton.grpcAddress, jobs);

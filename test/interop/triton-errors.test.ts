@@ -1,24 +1,12 @@
 // Errors that tell the truth, against the interop run's one real Triton 2.51 (PyTriton 0.7.0, CPU):
 // shape errors keep a useful text, stream errors get the unary codes, messages over the size limit
 // are not retryable, an HTTP port is named as such, and two clients stage shared memory side by side.
-import { createTritonClient, type TritonClient } from '@infergate/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { printLogTailOnFailure, type SharedTritonInfo, sharedTriton } from './shared-triton.js';
+import { createTritonClient } from '@infergate/core';
+import { describe, expect, it } from 'vitest';
+import { sharedTritonClients } from './shared-triton.js';
 import { caught, collect, repeatInputs } from './triton-helpers.js';
 
-let triton: SharedTritonInfo;
-let client: TritonClient;
-
-beforeAll(() => {
-  triton = sharedTriton();
-  client = createTritonClient({ url: triton.grpcAddress, enableGpuIpc: false });
-});
-
-afterAll(async () => {
-  await client?.close();
-});
-
-printLogTailOnFailure();
+const { triton, client } = sharedTritonClients();
 
 const MiB = 1024 * 1024;
 

@@ -1,22 +1,12 @@
 // Health, metadata, config, statistics and the model repository.
 // @infergate/core against the interop run's one real Triton 2.51 (PyTriton 0.7.0, CPU), started once
 // for every file by global-setup.ts. See README.md in this folder.
-import { createTritonClient, InfergateError, type TritonClient } from '@infergate/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { printLogTailOnFailure, type SharedTritonInfo, sharedTriton } from './shared-triton.js';
+import { InfergateError } from '@infergate/core';
+import { describe, expect, it } from 'vitest';
+import { sharedTritonClients } from './shared-triton.js';
 import { caught, slowInput } from './triton-helpers.js';
 
-let triton: SharedTritonInfo;
-/** Plain gRPC (no automatic shared memory), no access token. */
-let client: TritonClient;
-
-beforeAll(() => {
-  // Throws the start error with the server log tail if the shared Triton is not up: every test fails.
-  triton = sharedTriton();
-  client = createTritonClient({ url: triton.grpcAddress, enableGpuIpc: false });
-});
-
-afterAll(async () => {
+const { client } = sharedTritonClients(async ({ client }) => {
   // The repository tests unload and reload repo_identity and put it back as the repository has it;
   // if one failed half-way, reload it from the repository so later files see the usual server.
   try {
@@ -29,10 +19,7 @@ afterAll(async () => {
   } catch {
     /* the tests already report what went wrong */
   }
-  await client?.close();
 });
-
-printLogTailOnFailure();
 
 // ── health, metadata, config, statistics ──────────────────────────────────────────────────
 

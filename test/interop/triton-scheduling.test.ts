@@ -1,26 +1,12 @@
 // Scheduling on slow_queue: priority, queue full, server-side timeout.
 // @infergate/core against the interop run's one real Triton 2.51 (PyTriton 0.7.0, CPU), started once
 // for every file by global-setup.ts. See README.md in this folder.
-import { createTritonClient, InfergateError, type TritonClient } from '@infergate/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { printLogTailOnFailure, type SharedTritonInfo, sharedTriton } from './shared-triton.js';
+import { InfergateError } from '@infergate/core';
+import { describe, expect, it } from 'vitest';
+import { sharedTritonClients } from './shared-triton.js';
 import { caught, sleep, slowInput } from './triton-helpers.js';
 
-let triton: SharedTritonInfo;
-/** Plain gRPC (no automatic shared memory), no access token. */
-let client: TritonClient;
-
-beforeAll(() => {
-  // Throws the start error with the server log tail if the shared Triton is not up: every test fails.
-  triton = sharedTriton();
-  client = createTritonClient({ url: triton.grpcAddress, enableGpuIpc: false });
-});
-
-afterAll(async () => {
-  await client?.close();
-});
-
-printLogTailOnFailure();
+const { client } = sharedTritonClients();
 
 // ── scheduling: priority, queue full, server-side timeout ──────────────────────────────────
 

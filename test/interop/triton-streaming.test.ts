@@ -1,47 +1,15 @@
 // Decoupled streaming (repeat), stream sessions and cancellation.
 // @infergate/core against the interop run's one real Triton 2.51 (PyTriton 0.7.0, CPU), started once
 // for every file by global-setup.ts. See README.md in this folder.
-import {
-  createTritonClient,
-  type InfergateError,
-  type InferResult,
-  type TritonClient,
-} from '@infergate/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  logSize,
-  printLogTailOnFailure,
-  type SharedTritonInfo,
-  sharedTriton,
-  waitForLog,
-} from './shared-triton.js';
+import type { InfergateError, InferResult } from '@infergate/core';
+import { describe, expect, it } from 'vitest';
+import { logSize, sharedTritonClients, waitForLog } from './shared-triton.js';
 import { caught, collect, repeatInputs } from './triton-helpers.js';
 
-let triton: SharedTritonInfo;
-/** Plain gRPC (no automatic shared memory), no access token. */
-let client: TritonClient;
-/** The same with the access token for the restricted `trace` and `logging` groups. */
-let admin: TritonClient;
-
-beforeAll(() => {
-  // Throws the start error with the server log tail if the shared Triton is not up: every test fails.
-  triton = sharedTriton();
-  client = createTritonClient({ url: triton.grpcAddress, enableGpuIpc: false });
-  admin = createTritonClient({
-    url: triton.grpcAddress,
-    enableGpuIpc: false,
-    accessToken: triton.accessToken,
-  });
-});
-
-afterAll(async () => {
+const { client, admin } = sharedTritonClients(async ({ admin }) => {
   // The cancellation test raises log_verbose_level and puts it back; make sure it is the default again.
-  await admin?.updateLogSettings({ log_verbose_level: 0 }).catch(() => {});
-  await client?.close();
-  await admin?.close();
+  await admin.updateLogSettings({ log_verbose_level: 0 }).catch(() => {});
 });
-
-printLogTailOnFailure();
 
 // ── decoupled streaming, stream sessions, cancellation ──────────────────────────────────────
 

@@ -150,7 +150,9 @@ export const microBatcherOptionsSchema = z
   })
   .strict();
 
-export type MicroBatcherOptions = z.input<typeof microBatcherOptionsSchema>;
+// An interface, not a type alias, so that the API reference lists every field.
+/** Options of `createMicroBatcher`. */
+export interface MicroBatcherOptions extends z.input<typeof microBatcherOptionsSchema> {}
 export type ResolvedMicroBatcherOptions = z.output<typeof microBatcherOptionsSchema>;
 
 /** Validates options; a failure is INVALID_ARGUMENT naming every bad field. */

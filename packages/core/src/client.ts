@@ -7,6 +7,7 @@ import { GrpcTransport } from './grpc-transport.js';
 import type { InferOptions } from './infer-request.js';
 import { hideSecrets } from './internal/hide-secrets.js';
 import { inferStreamThrough, inferThrough } from './internal/infer-calls.js';
+import { ServerExtensions } from './internal/server-extensions.js';
 import {
   type ClientOptions,
   clientOptionsSchema,
@@ -90,7 +91,7 @@ export class TritonClient {
   readonly transport: InferTransport;
   readonly options: ResolvedClientOptions;
   readonly #grpc: GrpcTransport | undefined;
-  #metadata: Promise<ServerMetadata> | undefined;
+  readonly #extensions = new ServerExtensions((options) => this.serverMetadata(options));
   readonly #sessions = new Set<StreamSession>();
 
   constructor(options: ClientOptions & { transport?: InferTransport }) {
@@ -156,14 +157,8 @@ export class TritonClient {
   }
 
   /** The server's protocol extensions (ServerMetadata.extensions), fetched once and cached. */
-  async extensions(options: { refresh?: boolean } & CallOptions = {}): Promise<ReadonlySet<string>> {
-    if (options.refresh || this.#metadata === undefined) {
-      this.#metadata = this.serverMetadata(options);
-      this.#metadata.catch(() => {
-        this.#metadata = undefined;
-      });
-    }
-    return new Set((await this.#metadata).extensions);
+  extensions(options: { refresh?: boolean } & CallOptions = {}): Promise<ReadonlySet<string>> {
+    return this.#extensions.get(options);
   }
 
   /** True when the server advertises the extension (see `Extension`). */

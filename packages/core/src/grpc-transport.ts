@@ -183,7 +183,7 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
             if (error) {
               const mapped = signal?.aborted ? abortError(signal, context) : fromGrpcStatus(error, context);
               span.end(mapped, error.code);
-              void explainFailedConnect(mapped, this.endpoints).then(reject);
+              void explainFailedConnect(mapped, this.endpoints, signal).then(reject);
             } else {
               span.end(undefined, 0);
               resolve(value as Res);
@@ -377,7 +377,7 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
       ? streamOverH2(this.h2, this.h2Site, this.h2Request(request, options, STREAM_PARAMETERS), request.model)
       : grpcOneRequestStream(this, request, options);
     yield* readStream(stream, bound, context, async (error) =>
-      explainFailedConnect(this.streamError(error, signal, context), this.endpoints),
+      explainFailedConnect(this.streamError(error, signal, context), this.endpoints, signal),
     );
   }
 

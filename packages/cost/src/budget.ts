@@ -47,7 +47,9 @@ export const budgetSchema = z
     message: 'a budget needs hardLimitUsd, softLimitUsd or both',
   });
 
-export type BudgetInput = z.input<typeof budgetSchema>;
+// An interface, not a type alias, so that the API reference lists every field.
+/** One budget as `createCostTracker({ budgets })` takes it. */
+export interface BudgetInput extends z.input<typeof budgetSchema> {}
 export type Budget = z.output<typeof budgetSchema>;
 
 export function parseBudgets(budgets: readonly BudgetInput[]): Budget[] {

@@ -1,6 +1,6 @@
 import { anthropicWireChatModel } from './internal/anthropic-wire.js';
 import { apiKeyFromEnv } from './internal/env.js';
-import { baseUrl, checkHttpOptions, type HttpChatModelOptions } from './model-options.js';
+import { baseUrl, checkHttpOptions, type HttpChatModelOptions, resolveHttpOptions } from './model-options.js';
 import type { ChatModel } from './types.js';
 
 export { anthropicFinishReason } from './internal/anthropic-wire.js';
@@ -27,11 +27,6 @@ export function createAnthropicChatModel(options: AnthropicChatModelOptions = {}
     anthropicVersion: options.anthropicVersion ?? '2023-06-01',
     headers: options.headers ?? {},
     defaultMaxTokens: options.defaultMaxTokens ?? 4096,
-    defaultModel: options.defaultModel,
-    contextWindow: options.contextWindow,
-    timeoutMs: options.timeoutMs,
-    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
-    tracing: options.tracing ?? true,
-    captureContent: options.captureContent ?? false,
+    ...resolveHttpOptions(options),
   });
 }

@@ -43,3 +43,24 @@ export function checkHttpOptions(options: object, what: string): void {
 export function baseUrl(value: string): string {
   return value.replace(/\/+$/, '');
 }
+
+/** The shared options as a wire module takes them, defaults filled in. */
+export interface ResolvedHttpOptions {
+  defaultModel: string | undefined;
+  contextWindow: number | undefined;
+  timeoutMs: number | undefined;
+  fetch: FetchFunction;
+  tracing: boolean;
+  captureContent: boolean;
+}
+
+export function resolveHttpOptions(options: HttpChatModelOptions): ResolvedHttpOptions {
+  return {
+    defaultModel: options.defaultModel,
+    contextWindow: options.contextWindow,
+    timeoutMs: options.timeoutMs,
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    tracing: options.tracing ?? true,
+    captureContent: options.captureContent ?? false,
+  };
+}

@@ -1,6 +1,6 @@
 import { apiKeyFromEnv } from './internal/env.js';
 import { openAIWireChatModel } from './internal/openai-wire.js';
-import { baseUrl, checkHttpOptions, type HttpChatModelOptions } from './model-options.js';
+import { baseUrl, checkHttpOptions, type HttpChatModelOptions, resolveHttpOptions } from './model-options.js';
 import type { ChatModel } from './types.js';
 
 export interface OpenAIChatModelOptions extends HttpChatModelOptions {
@@ -34,11 +34,6 @@ export function createOpenAIChatModel(options: OpenAIChatModelOptions = {}): Cha
     headers,
     maxTokensField: 'max_completion_tokens',
     includeUsage: true,
-    defaultModel: options.defaultModel,
-    contextWindow: options.contextWindow,
-    timeoutMs: options.timeoutMs,
-    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
-    tracing: options.tracing ?? true,
-    captureContent: options.captureContent ?? false,
+    ...resolveHttpOptions(options),
   });
 }

@@ -1,6 +1,6 @@
 import { ErrorCode, InfergateError } from '@infergate/core';
 import { openAIWireChatModel } from './internal/openai-wire.js';
-import { baseUrl, checkHttpOptions, type HttpChatModelOptions } from './model-options.js';
+import { baseUrl, checkHttpOptions, type HttpChatModelOptions, resolveHttpOptions } from './model-options.js';
 import type { ChatModel } from './types.js';
 
 export interface OpenAICompatibleChatModelOptions extends HttpChatModelOptions {
@@ -33,11 +33,6 @@ export function createOpenAICompatibleChatModel(options: OpenAICompatibleChatMod
     headers: { ...options.headers },
     maxTokensField: options.maxTokensField ?? 'max_tokens',
     includeUsage: options.includeUsage ?? true,
-    defaultModel: options.defaultModel,
-    contextWindow: options.contextWindow,
-    timeoutMs: options.timeoutMs,
-    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
-    tracing: options.tracing ?? true,
-    captureContent: options.captureContent ?? false,
+    ...resolveHttpOptions(options),
   });
 }

@@ -16,42 +16,35 @@ export const openAIUsageSchema = z.looseObject({
   completion_tokens_details: z.looseObject({ reasoning_tokens: count }).nullish(),
 });
 
-export const openAIChatResponseSchema = z.object({
+/** The fields a whole completion and a stream chunk share. */
+const completionFields = {
   id: z.string().nullish(),
   object: z.string().nullish(),
   model: z.string().nullish(),
-  choices: z.array(
-    z.object({
-      index: z.number().int().nullish(),
-      message: z.object({
-        role: z.string().nullish(),
-        content: z.string().nullish(),
-        refusal: z.string().nullish(),
-      }),
-      finish_reason: z.string().nullish(),
-    }),
-  ),
   usage: openAIUsageSchema.nullish(),
+};
+
+/** The fields every choice has, whole or streamed. */
+const choiceFields = {
+  index: z.number().int().nullish(),
+  finish_reason: z.string().nullish(),
+};
+
+/** An assistant message: whole (`message`), or the piece of it a chunk carries (`delta`). */
+const messageSchema = z.object({
+  role: z.string().nullish(),
+  content: z.string().nullish(),
+  refusal: z.string().nullish(),
+});
+
+export const openAIChatResponseSchema = z.object({
+  ...completionFields,
+  choices: z.array(z.object({ ...choiceFields, message: messageSchema })),
 });
 
 export const openAIChatChunkSchema = z.object({
-  id: z.string().nullish(),
-  object: z.string().nullish(),
-  model: z.string().nullish(),
-  choices: z.array(
-    z.object({
-      index: z.number().int().nullish(),
-      delta: z
-        .object({
-          role: z.string().nullish(),
-          content: z.string().nullish(),
-          refusal: z.string().nullish(),
-        })
-        .nullish(),
-      finish_reason: z.string().nullish(),
-    }),
-  ),
-  usage: openAIUsageSchema.nullish(),
+  ...completionFields,
+  choices: z.array(z.object({ ...choiceFields, delta: messageSchema.nullish() })),
 });
 
 /** An error sent as a stream frame (`data: {"error": {...}}`), which some servers do mid-stream. */

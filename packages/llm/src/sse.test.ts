@@ -1,3 +1,4 @@
+import { ErrorCode } from '@infergate/core';
 import { describe, expect, it } from 'vitest';
 import { parseSse, type SseEvent } from './internal/sse.js';
 
@@ -57,5 +58,49 @@ describe('parseSse', () => {
     });
     for await (const _event of parseSse(stream)) break;
     expect(cancelled).toBe(true);
+  });
+
+  it('fails an event that never ends once it passes the bound (RESOURCE_EXHAUSTED), and cancels the body', async () => {
+    let cancelled = false;
+    const endless = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('data: '));
+      },
+      pull(controller) {
+        // Never a line end: without a bound the buffer would grow for as long as the server sends.
+        controller.enqueue(new TextEncoder().encode('x'.repeat(1024)));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const reading = (async () => {
+      for await (const _event of parseSse(endless, 64 * 1024)) {
+        /* never reached */
+      }
+    })();
+    await expect(reading).rejects.toMatchObject({ code: ErrorCode.ResourceExhausted, retryable: false });
+    expect(cancelled).toBe(true);
+  });
+
+  it('bounds many data lines of one event as well as one long line', async () => {
+    const lines = Array.from({ length: 100 }, () => `data: ${'y'.repeat(100)}\n`);
+    await expect(
+      (async () => {
+        for await (const _event of parseSse(body(lines), 5_000)) {
+          /* never reached */
+        }
+      })(),
+    ).rejects.toMatchObject({ code: ErrorCode.ResourceExhausted });
+    // Under the bound the same lines are one event.
+    expect(
+      (
+        await (async () => {
+          const out: SseEvent[] = [];
+          for await (const event of parseSse(body([...lines, '\n']), 100_000)) out.push(event);
+          return out;
+        })()
+      ).length,
+    ).toBe(1);
   });
 });

@@ -68,6 +68,12 @@ export const pipelineOptionsSchema = z
     timeoutMs: z.number().positive().finite().optional(),
     /** Called once per step that reports a cost, with the run's tenant. @default none */
     onCost: fn<(entry: StepCost) => void>('onCost').optional(),
+    /**
+     * A span per run and per step through @opentelemetry/api (a no-op unless an SDK is registered).
+     * False: no pipeline spans; the steps' own spans (Triton RPCs, LLM calls) sit under the caller's.
+     * @default true
+     */
+    tracing: z.boolean().default(true),
   })
   .strict();
 

@@ -5,6 +5,7 @@ import { createTritonClient, type InfergateError, sleep, type TritonClient } fro
 import { createOpenAIChatModel } from '@infergate/llm';
 import { createRouter } from '@infergate/router';
 import { type FakeLlmServer, startFakeOpenAI, startTestServer, type TestServer } from '@infergate/testing';
+import { context as otelContext, trace } from '@opentelemetry/api';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { installInMemoryTracing } from '../../../test/unit/otel.js';
 import { llmStep } from './llm-step.js';
@@ -38,7 +39,7 @@ const fp32 = (values: number[]): Tensor => ({
 const chat = () => createOpenAIChatModel({ apiKey: 'test-key', baseURL: llm.url });
 
 /** preprocess (identity) → classify (add_sub: x + 1) → explain (LLM), with a fallback on explain. */
-function classifyAndExplain(options: { fallback?: boolean; costs?: StepCost[] } = {}) {
+function classifyAndExplain(options: { fallback?: boolean; costs?: StepCost[]; tracing?: boolean } = {}) {
   const batcher = createMicroBatcher(client.transport, { client, maxQueueDelayMs: 0 });
   return {
     batcher,
@@ -103,6 +104,7 @@ function classifyAndExplain(options: { fallback?: boolean; costs?: StepCost[] } 
       },
       outputs: { label: 'label.label', explanation: 'explain.text', top: 'label.top' },
       ...(options.costs === undefined ? {} : { onCost: (entry: StepCost) => options.costs?.push(entry) }),
+      ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
     }),
   };
 }
@@ -358,6 +360,28 @@ describe('tracing', () => {
         (span) => span.name.endsWith('/ModelInfer') && span.attributes['infergate.model'] !== 'identity',
       );
       expect(rpc?.parentSpanContext?.spanId).toBe(classify?.spanContext().spanId);
+    } finally {
+      await batcher.close();
+      tracing.uninstall();
+    }
+  });
+
+  it('tracing: false opens no pipeline or step span; the steps’ RPC spans sit under the caller’s span', async () => {
+    const tracing = installInMemoryTracing();
+    const { pipeline, batcher } = classifyAndExplain({ tracing: false });
+    try {
+      const caller = trace.getTracer('test').startSpan('caller');
+      const result = await otelContext.with(trace.setSpan(otelContext.active(), caller), () =>
+        pipeline.run({ pixels }, { tenant: 'acme' }),
+      );
+      caller.end();
+      expect(result.outputs.label).toBe('class-5');
+      const spans = tracing.exporter.getFinishedSpans();
+      expect(spans.filter((span) => span.name.startsWith('pipeline'))).toEqual([]);
+      const rpc = spans.find(
+        (span) => span.name.endsWith('/ModelInfer') && span.attributes['infergate.model'] !== 'identity',
+      );
+      expect(rpc?.parentSpanContext?.spanId).toBe(caller.spanContext().spanId);
     } finally {
       await batcher.close();
       tracing.uninstall();

@@ -1,5 +1,11 @@
 import { createCallScope, ErrorCode, InfergateError, parseOptions } from '@infergate/core';
-import { context as otelContext, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+  INVALID_SPAN_CONTEXT,
+  context as otelContext,
+  type Span,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
 import { buildGraph, type Graph, INPUT, resolveReference } from './internal/pipeline-graph.js';
 import { type PipelineOptions, pipelineOptionsSchema, type StepCost } from './pipeline-options.js';
 import { valueMismatch } from './port-type.js';
@@ -36,6 +42,9 @@ export interface PipelineResult {
 const CALL_TIMEOUT_MARGIN_MS = 50;
 
 const tracer = () => trace.getTracer('@infergate/pipeline', VERSION);
+
+/** The span of a pipeline with `tracing: false`: records nothing and never becomes a parent. */
+const NO_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 /**
  * A DAG of steps (Triton models, LLM calls, functions) with typed tensor and field mapping between
@@ -77,13 +86,16 @@ export class Pipeline {
       what: `pipeline '${this.name}'`,
       own: true,
     });
-    const span = tracer().startSpan(`pipeline ${this.name}`, {
-      attributes: {
-        'infergate.pipeline.name': this.name,
-        ...(options.tenant === undefined ? {} : { 'infergate.tenant': options.tenant }),
-      },
-    });
-    const parent = trace.setSpan(otelContext.active(), span);
+    const tracing = this.#options.tracing;
+    const span = tracing
+      ? tracer().startSpan(`pipeline ${this.name}`, {
+          attributes: {
+            'infergate.pipeline.name': this.name,
+            ...(options.tenant === undefined ? {} : { 'infergate.tenant': options.tenant }),
+          },
+        })
+      : NO_SPAN;
+    const parent = tracing ? trace.setSpan(otelContext.active(), span) : otelContext.active();
     const run = new PipelineRun(this.name, this.#options, this.#graph, scope, parent, options.tenant);
     try {
       const result = await run.execute(inputs);
@@ -196,18 +208,22 @@ class PipelineRun {
       const value = resolveReference(reference, this.#values);
       values[input] = bound.map === undefined ? value : bound.map(value);
     }
-    const span = tracer().startSpan(
-      `pipeline.step ${name}`,
-      {
-        attributes: {
-          'infergate.pipeline.name': this.name,
-          'infergate.pipeline.step': name,
-          'infergate.pipeline.step.kind': binding.step.kind,
-          ...(this.tenant === undefined ? {} : { 'infergate.tenant': this.tenant }),
-        },
-      },
-      this.parent,
-    );
+    const tracing = this.options.tracing;
+    const span = tracing
+      ? tracer().startSpan(
+          `pipeline.step ${name}`,
+          {
+            attributes: {
+              'infergate.pipeline.name': this.name,
+              'infergate.pipeline.step': name,
+              'infergate.pipeline.step.kind': binding.step.kind,
+              ...(this.tenant === undefined ? {} : { 'infergate.tenant': this.tenant }),
+            },
+          },
+          this.parent,
+        )
+      : NO_SPAN;
+    const stepContext = tracing ? trace.setSpan(this.parent, span) : this.parent;
     const context: StepContext = {
       pipeline: this.name,
       step: name,
@@ -222,7 +238,7 @@ class PipelineRun {
     const started = performance.now();
     try {
       const outcome = await this.scope.race(
-        otelContext.with(trace.setSpan(this.parent, span), () => binding.step.run(values, context)),
+        otelContext.with(stepContext, () => binding.step.run(values, context)),
       );
       const missing = Object.keys(binding.step.outputs).filter((output) => !(output in outcome.outputs));
       if (missing.length > 0) {

@@ -25,7 +25,9 @@ export const admissionSchema = z
   })
   .strict();
 
-export type AdmissionOptions = z.input<typeof admissionSchema>;
+// An interface, not a type alias, so that the API reference lists every field.
+/** The router's `admission` option. */
+export interface AdmissionOptions extends z.input<typeof admissionSchema> {}
 type ResolvedAdmission = z.output<typeof admissionSchema>;
 
 /**

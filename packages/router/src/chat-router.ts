@@ -1,7 +1,7 @@
 import { parseOptions } from '@infergate/core';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, ChatStreamEvent } from '@infergate/llm';
 import { affinityKeyOf } from './affinity.js';
-import { estimateChatCost, type PriceSource } from './chat-price.js';
+import { estimateChatCost, type PriceSource, promptTokens } from './chat-price.js';
 import { ChatRouterMetrics } from './chat-router-metrics.js';
 import { type ChatRouterOptions, chatRouterConfigSchema } from './config.js';
 import { createBreaker } from './create-breaker.js';
@@ -66,16 +66,33 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
     this.#affinityKey = options.affinity.key;
   }
 
-  /** The call's policy: its price on each target (a target's `cost`, else the price list's estimate). */
-  #policy(request: ChatRequest, options: RouteCallOptions): ExecutePolicy<ChatTarget> {
+  /**
+   * The call's policy: its price on each target (a target's `cost`, else the price list's estimate
+   * with the prompt's `tokens` on that target's model).
+   */
+  #policy(
+    request: ChatRequest,
+    options: RouteCallOptions,
+    tokens?: ReadonlyMap<string, number>,
+  ): ExecutePolicy<ChatTarget> {
     const prices = this.#prices;
     return {
       affinityKey: affinityKeyOf(request, options, this.#affinityKey),
       costOf: (target) => {
         if (target.cost !== undefined || prices === undefined) return target.cost;
-        return estimateChatCost(prices, requestFor(target, request).model, request);
+        const model = requestFor(target, request).model;
+        return estimateChatCost(prices, model, request, tokens?.get(model));
       },
     };
+  }
+
+  /** The policy once the prompt is counted (a tokenizer, when installed) for the targets priced by the list. */
+  async #pricedPolicy(request: ChatRequest, options: RouteCallOptions): Promise<ExecutePolicy<ChatTarget>> {
+    if (this.#prices === undefined) return this.#policy(request, options);
+    const models: string[] = [];
+    for (const target of this.engine.targets.values())
+      if (target.cost === undefined) models.push(requestFor(target, request).model);
+    return this.#policy(request, options, await promptTokens(request, models));
   }
 
   async chat(request: ChatRequest, options: ChatCallOptions & RouteCallOptions = {}): Promise<ChatResponse> {
@@ -83,7 +100,7 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
       const { value } = await this.runner.run(
         options,
         (target, attemptOptions) => target.model.chat(requestFor(target, request), attemptOptions),
-        this.#policy(request, options),
+        await this.#pricedPolicy(request, options),
       );
       return value;
     });
@@ -93,17 +110,24 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
     request: ChatRequest,
     options: ChatCallOptions & RouteCallOptions = {},
   ): AsyncIterable<ChatStreamEvent> {
-    const events = routedStream(
-      this.engine,
-      this.runner,
-      options,
-      (target, attemptOptions) => target.model.chatStream(requestFor(target, request), attemptOptions),
-      (events): ChatStreamPartial => ({
-        text: events.map((event) => (event.type === 'text-delta' ? event.text : '')).join(''),
-        events,
-      }),
-      this.#policy(request, options),
-    );
+    const open = (policy: ExecutePolicy<ChatTarget>) =>
+      routedStream(
+        this.engine,
+        this.runner,
+        options,
+        (target, attemptOptions) => target.model.chatStream(requestFor(target, request), attemptOptions),
+        (events): ChatStreamPartial => ({
+          text: events.map((event) => (event.type === 'text-delta' ? event.text : '')).join(''),
+          events,
+        }),
+        policy,
+      );
+    const events =
+      this.#prices === undefined
+        ? open(this.#policy(request, options))
+        : (async function* (priced: () => Promise<ExecutePolicy<ChatTarget>>) {
+            yield* open(await priced());
+          })(() => this.#pricedPolicy(request, options));
     return this.#metrics.stream(request.model, events);
   }
 }

@@ -86,7 +86,9 @@ export const breakerOptionsSchema = z
   })
   .strict();
 
-export type BreakerOptions = z.input<typeof breakerOptionsSchema>;
+// Interfaces, not type aliases, so that the API reference lists every field.
+/** A breaker's options (the router's `breaker`, a target's own `breaker`). */
+export interface BreakerOptions extends z.input<typeof breakerOptionsSchema> {}
 export type ResolvedBreakerOptions = z.output<typeof breakerOptionsSchema>;
 
 const retrySchema = z
@@ -340,17 +342,19 @@ export const chatRouterConfigSchema = z
   .superRefine(checkTargets);
 
 /** Options of `createInferRouter`. */
-export type RouterOptions = z.input<typeof routerConfigSchema>;
+export interface RouterOptions extends z.input<typeof routerConfigSchema> {}
 /** @deprecated Use `RouterOptions`. */
 export type RouterConfig = RouterOptions;
 export type ResolvedRouterConfig = z.output<typeof routerConfigSchema>;
 /** Options of `createChatRouter`. */
-export type ChatRouterOptions = z.input<typeof chatRouterConfigSchema>;
+export interface ChatRouterOptions extends z.input<typeof chatRouterConfigSchema> {}
 /** @deprecated Use `ChatRouterOptions`. */
 export type ChatRouterConfig = ChatRouterOptions;
 export type ResolvedChatRouterConfig = z.output<typeof chatRouterConfigSchema>;
-export type TritonTargetConfig = z.input<typeof tritonTargetSchema>;
-export type ChatTargetConfig = z.input<typeof chatTargetSchema>;
+/** One target of `createInferRouter`. */
+export interface TritonTargetConfig extends z.input<typeof tritonTargetSchema> {}
+/** One target of `createChatRouter`. */
+export interface ChatTargetConfig extends z.input<typeof chatTargetSchema> {}
 
 /** The options the engine reads, common to both routers. */
 export type ResolvedRouterOptions = Omit<ResolvedRouterConfig, 'targets' | 'affinity'> & {

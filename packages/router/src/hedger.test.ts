@@ -96,6 +96,47 @@ describe('hedged requests', () => {
     expect(a.signals[0]?.aborted && b.signals[0]?.aborted).toBe(true);
   });
 
+  it('never sends a hedge to the first target, even when whenAllOpen would force one: no other target, no hedge', async () => {
+    const only = target('only', 1_000);
+    const spare = target('spare', 10);
+    const routed = router({
+      targets: [
+        { name: 'only', transport: only },
+        { name: 'spare', transport: spare },
+      ],
+      // The route reaches one target: a hedge has nowhere else to go.
+      route: 'only',
+      whenAllOpen: 'least-recently-failed',
+      hedge: { delay: 50, budget: 1 },
+    });
+    expect((await after(1_000, routed.infer(request, { idempotent: true }))).id).toBe('only');
+    expect([only.calls, spare.calls]).toEqual([1, 0]);
+    expect(only.signals[0]?.aborted).toBe(false);
+  });
+
+  it('sends a hedge forced through whenAllOpen to the other target, not back to the first', async () => {
+    const first = target('first', 1_000);
+    const other = target('other', 10);
+    const openedAt = Date.now();
+    const routed = router({
+      targets: [
+        { name: 'first', transport: first },
+        { name: 'other', transport: other },
+      ],
+      whenAllOpen: 'least-recently-failed',
+      initialState: {
+        other: {
+          version: 1,
+          state: { kind: 'open', trips: 1, openedAt, halfOpenAt: openedAt + 600_000 },
+          lastFailureAt: openedAt,
+        },
+      },
+      hedge: { delay: 50, budget: 1 },
+    });
+    expect((await after(1_000, routed.infer(request, { idempotent: true }))).id).toBe('other');
+    expect([first.calls, other.calls]).toEqual([1, 1]);
+  });
+
   it('waits for the p95 of the first target before hedging, and not at all until it is known', async () => {
     const first = target('first', 10);
     const second = target('second', 10);

@@ -27,7 +27,9 @@ export const hedgeSchema = z
   })
   .strict();
 
-export type HedgeOptions = z.input<typeof hedgeSchema>;
+// An interface, not a type alias, so that the API reference lists every field.
+/** The router's `hedge` option. */
+export interface HedgeOptions extends z.input<typeof hedgeSchema> {}
 type ResolvedHedge = z.output<typeof hedgeSchema>;
 
 type AttemptFunction<R, T> = (target: T, options: CallOptions, handle: AttemptHandle<T>) => Promise<R>;

@@ -86,7 +86,8 @@ const watchSchema = z
   })
   .strict();
 
-export type RateLimitWatchOptions = z.input<typeof watchSchema>;
+// An interface, not a type alias, so that the API reference lists every field.
+export interface RateLimitWatchOptions extends z.input<typeof watchSchema> {}
 
 /**
  * Rate-limit foresight for one provider account: hand `watch.fetch` to the chat adapter

@@ -152,7 +152,8 @@ export class RouteEngine<T extends RouteTarget> {
     if (callScope.signal?.aborted === true) throw abortError(callScope.signal);
     const admit = admissionCall(call);
     for (;;) {
-      const candidates = pinned !== undefined ? [pinned] : this.#planner.candidates(policy);
+      const candidates =
+        pinned !== undefined ? [pinned] : without(this.#planner.candidates(policy), policy.exclude);
       const budgetMs = this.#admission.budgetMs(admit, callScope);
       let refused: Refusal | undefined;
       const avoid = failed;
@@ -167,7 +168,7 @@ export class RouteEngine<T extends RouteTarget> {
         avoidLost(candidates, avoid ?? NONE, minContext, policy.exclude, now);
       let tried = 0;
       for (const target of candidates) {
-        if (!fits(target, minContext) || policy.exclude?.has(target) === true) continue;
+        if (!fits(target, minContext)) continue;
         if (avoidFailed && avoid?.has(target) === true) continue;
         if (skipLost && connectionLost(target, now)) continue;
         if (pinned === undefined && target.cooling.active(Date.now())) continue;
@@ -378,4 +379,13 @@ export class RouteEngine<T extends RouteTarget> {
     for (const [name, target] of this.targets) saved[name] = target.breaker.toJSON();
     return saved;
   }
+}
+
+/**
+ * The candidates less those the call must not use (a hedge's first target): taken out before any
+ * pass, so neither the room wait nor `whenAllOpen` can send the call there.
+ */
+function without<T>(candidates: readonly T[], exclude: ReadonlySet<T> | undefined): readonly T[] {
+  if (exclude === undefined || exclude.size === 0) return candidates;
+  return candidates.filter((target) => !exclude.has(target));
 }

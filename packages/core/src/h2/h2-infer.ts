@@ -70,7 +70,7 @@ export function inferOverH2(
       async (error: H2StatusError) => {
         const mapped = signal?.aborted ? abortError(signal, context) : fromGrpcStatus(error, context);
         span.end(mapped, error.code);
-        throw await explainFailedConnect(mapped, site.endpoints);
+        throw await explainFailedConnect(mapped, site.endpoints, signal);
       },
     );
 }

@@ -2,6 +2,7 @@ import type { ModelMetadata, ModelOptions, ServerMetadata } from '../client.js';
 import { ErrorCode, InfergateError } from '../errors.js';
 import type { InferOptions } from '../infer-request.js';
 import { inferStreamThrough, inferThrough } from '../internal/infer-calls.js';
+import { ServerExtensions } from '../internal/server-extensions.js';
 import { parseOptions } from '../parse-options.js';
 import type {
   LoadModelOptions,
@@ -42,7 +43,7 @@ export class HttpClient {
   readonly http: HttpTransport;
   /** Where inference goes: `http`, or the transport given in the options. */
   readonly transport: InferTransport;
-  #metadata: Promise<ServerMetadata> | undefined;
+  readonly #extensions = new ServerExtensions((options) => this.serverMetadata(options));
 
   constructor(options: HttpClientOptions) {
     const { transport, ...rest } = options ?? ({} as HttpClientOptions);
@@ -68,14 +69,8 @@ export class HttpClient {
   }
 
   /** The server's protocol extensions, fetched once and cached. */
-  async extensions(options: { refresh?: boolean } & CallOptions = {}): Promise<ReadonlySet<string>> {
-    if (options.refresh || this.#metadata === undefined) {
-      this.#metadata = this.serverMetadata(options);
-      this.#metadata.catch(() => {
-        this.#metadata = undefined;
-      });
-    }
-    return new Set((await this.#metadata).extensions);
+  extensions(options: { refresh?: boolean } & CallOptions = {}): Promise<ReadonlySet<string>> {
+    return this.#extensions.get(options);
   }
 
   /** True when the server advertises the extension (see `Extension`). */

@@ -1,36 +1,23 @@
 import { ErrorCode, InfergateError } from '@infergate/core';
 import { anthropicMessageSchema, anthropicStreamEventSchema } from '../anthropic-schemas.js';
+import type { ResolvedHttpOptions } from '../model-options.js';
 import { codeForStreamError } from '../provider-errors.js';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, FinishReason } from '../types.js';
 import { type AnthropicUsageWire, mergeAnthropicUsage, normalizeAnthropicUsage } from '../usage.js';
-import { serverOf } from './chat-span.js';
-import { type FetchFunction, parseJson } from './http-request.js';
-import { type ChatEndpoint, postChat } from './post-chat.js';
+import { parseJson } from './http-request.js';
+import { httpChatSite, postChat, streamEndedEarly, withCommonFields } from './post-chat.js';
 import { redactSecrets } from './redact.js';
-import {
-  type ChatCall,
-  type ChatCallSettings,
-  runChat,
-  runChatStream,
-  type StreamProgress,
-  type StreamSummary,
-} from './run-chat.js';
+import { type ChatCall, type StreamProgress, type StreamSummary, wireChatModel } from './run-chat.js';
 import { parseSse } from './sse.js';
 import { validateWire } from './validate.js';
 
 /** Everything the Anthropic wire needs, resolved from the adapter's options. */
-export interface AnthropicWireSettings {
+export interface AnthropicWireSettings extends ResolvedHttpOptions {
   url: URL;
   apiKey: string | undefined;
   anthropicVersion: string;
   headers: Readonly<Record<string, string>>;
   defaultMaxTokens: number;
-  defaultModel: string | undefined;
-  contextWindow: number | undefined;
-  timeoutMs: number | undefined;
-  fetch: FetchFunction;
-  tracing: boolean;
-  captureContent: boolean;
 }
 
 const PROVIDER = 'anthropic';
@@ -65,25 +52,12 @@ export function anthropicFinishReason(raw: string | null | undefined): FinishRea
 /** A ChatModel speaking Anthropic's Messages API (JSON and SSE events). */
 export function anthropicWireChatModel(config: AnthropicWireSettings): ChatModel {
   const { url, apiKey } = config;
-  const secrets = apiKey === undefined ? [] : [apiKey];
-  const settings: ChatCallSettings = {
+  const { settings, endpoint } = httpChatSite({
+    ...config,
     provider: PROVIDER,
-    defaultModel: config.defaultModel,
-    defaultMaxTokens: config.defaultMaxTokens,
-    endpoint: url.origin,
-    server: serverOf(url),
-    secrets,
-    timeoutMs: config.timeoutMs,
-    tracing: config.tracing,
-    captureContent: config.captureContent,
-  };
-  const endpoint: ChatEndpoint = {
-    url,
-    fetch: config.fetch,
-    provider: PROVIDER,
-    secrets,
     requestIdHeader: 'request-id',
-  };
+  });
+  const { secrets } = endpoint;
 
   function body(request: ChatRequest, model: string, stream: boolean): Record<string, unknown> {
     const system = request.messages.filter((message) => message.role === 'system');
@@ -95,11 +69,7 @@ export function anthropicWireChatModel(config: AnthropicWireSettings): ChatModel
         .map((message) => ({ role: message.role, content: message.content })),
     };
     if (system.length > 0) out.system = system.map((message) => message.content).join('\n\n');
-    if (request.temperature !== undefined) out.temperature = request.temperature;
-    if (request.stop !== undefined && request.stop.length > 0) out.stop_sequences = [...request.stop];
-    Object.assign(out, request.providerOptions);
-    if (stream) out.stream = true;
-    return out;
+    return withCommonFields(out, request, 'stop_sequences', stream);
   }
 
   function post(request: ChatRequest, options: ChatCallOptions, call: ChatCall, stream: boolean) {
@@ -182,12 +152,7 @@ export function anthropicWireChatModel(config: AnthropicWireSettings): ChatModel
       }
       if (stopped) break;
     }
-    if (!stopped) {
-      throw new InfergateError(ErrorCode.Unavailable, `${PROVIDER}: the stream ended before message_stop`, {
-        model: call.model,
-        endpoint: url.origin,
-      });
-    }
+    if (!stopped) throw streamEndedEarly(endpoint, call, 'message_stop');
     return {
       id: progress.id,
       model: progress.model,
@@ -197,13 +162,5 @@ export function anthropicWireChatModel(config: AnthropicWireSettings): ChatModel
     };
   }
 
-  return {
-    provider: PROVIDER,
-    ...(config.defaultModel === undefined ? {} : { defaultModel: config.defaultModel }),
-    ...(config.contextWindow === undefined ? {} : { contextWindow: config.contextWindow }),
-    chat: (request, options = {}) =>
-      runChat(settings, request, options, (call) => send(request, options, call)),
-    chatStream: (request, options = {}) =>
-      runChatStream(settings, request, options, (call, progress) => deltas(request, options, call, progress)),
-  };
+  return wireChatModel(settings, config.contextWindow, { send, deltas });
 }

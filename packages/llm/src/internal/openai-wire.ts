@@ -1,4 +1,5 @@
 import { ErrorCode, InfergateError } from '@infergate/core';
+import type { ResolvedHttpOptions } from '../model-options.js';
 import {
   openAIChatChunkSchema,
   openAIChatResponseSchema,
@@ -7,23 +8,15 @@ import {
 import { codeForStreamError, parseErrorBody } from '../provider-errors.js';
 import type { ChatCallOptions, ChatModel, ChatRequest, ChatResponse, FinishReason } from '../types.js';
 import { normalizeOpenAIUsage, type OpenAIUsageWire } from '../usage.js';
-import { serverOf } from './chat-span.js';
-import { type FetchFunction, parseJson } from './http-request.js';
-import { type ChatEndpoint, postChat } from './post-chat.js';
+import { parseJson } from './http-request.js';
+import { httpChatSite, postChat, streamEndedEarly, withCommonFields } from './post-chat.js';
 import { redactSecrets } from './redact.js';
-import {
-  type ChatCall,
-  type ChatCallSettings,
-  runChat,
-  runChatStream,
-  type StreamProgress,
-  type StreamSummary,
-} from './run-chat.js';
+import { type ChatCall, type StreamProgress, type StreamSummary, wireChatModel } from './run-chat.js';
 import { parseSse } from './sse.js';
 import { validateWire } from './validate.js';
 
 /** Everything that differs between OpenAI proper and an OpenAI-compatible server. */
-export interface OpenAIWireSettings {
+export interface OpenAIWireSettings extends ResolvedHttpOptions {
   provider: string;
   baseURL: string;
   /** Held only in this closure; never logged, never put in errors or spans. */
@@ -35,12 +28,6 @@ export interface OpenAIWireSettings {
   maxTokensField: 'max_completion_tokens' | 'max_tokens';
   /** Ask for the final usage chunk (`stream_options.include_usage`). */
   includeUsage: boolean;
-  defaultModel: string | undefined;
-  contextWindow: number | undefined;
-  timeoutMs: number | undefined;
-  fetch: FetchFunction;
-  tracing: boolean;
-  captureContent: boolean;
 }
 
 export function openAIFinishReason(raw: string | null | undefined): FinishReason {
@@ -66,25 +53,13 @@ function hasErrorField(json: unknown): boolean {
 /** A ChatModel speaking OpenAI's Chat Completions (JSON and SSE). */
 export function openAIWireChatModel(config: OpenAIWireSettings): ChatModel {
   const url = new URL(`${config.baseURL}/chat/completions`);
-  const secrets = config.apiKey === undefined ? [] : [config.apiKey];
-  const settings: ChatCallSettings = {
-    provider: config.provider,
-    defaultModel: config.defaultModel,
-    defaultMaxTokens: undefined,
-    endpoint: url.origin,
-    server: serverOf(url),
-    secrets,
-    timeoutMs: config.timeoutMs,
-    tracing: config.tracing,
-    captureContent: config.captureContent,
-  };
-  const endpoint: ChatEndpoint = {
+  const { settings, endpoint } = httpChatSite({
+    ...config,
     url,
-    fetch: config.fetch,
-    provider: config.provider,
-    secrets,
+    defaultMaxTokens: undefined,
     requestIdHeader: 'x-request-id',
-  };
+  });
+  const { secrets } = endpoint;
 
   function body(request: ChatRequest, model: string, stream: boolean): Record<string, unknown> {
     const out: Record<string, unknown> = {
@@ -92,13 +67,8 @@ export function openAIWireChatModel(config: OpenAIWireSettings): ChatModel {
       messages: request.messages.map((message) => ({ role: message.role, content: message.content })),
     };
     if (request.maxTokens !== undefined) out[config.maxTokensField] = request.maxTokens;
-    if (request.temperature !== undefined) out.temperature = request.temperature;
-    if (request.stop !== undefined && request.stop.length > 0) out.stop = [...request.stop];
-    Object.assign(out, request.providerOptions);
-    if (stream) {
-      out.stream = true;
-      if (config.includeUsage) out.stream_options = { include_usage: true };
-    }
+    withCommonFields(out, request, 'stop', stream);
+    if (stream && config.includeUsage) out.stream_options = { include_usage: true };
     return out;
   }
 
@@ -174,12 +144,7 @@ export function openAIWireChatModel(config: OpenAIWireSettings): ChatModel {
       const delta = choice?.delta?.content;
       if (delta !== undefined && delta !== null && delta !== '') yield delta;
     }
-    if (!done && rawFinishReason === undefined) {
-      throw new InfergateError(ErrorCode.Unavailable, `${config.provider}: the stream ended before [DONE]`, {
-        model: call.model,
-        endpoint: url.origin,
-      });
-    }
+    if (!done && rawFinishReason === undefined) throw streamEndedEarly(endpoint, call, '[DONE]');
     return {
       id: progress.id,
       model: progress.model,
@@ -189,13 +154,5 @@ export function openAIWireChatModel(config: OpenAIWireSettings): ChatModel {
     };
   }
 
-  return {
-    provider: config.provider,
-    ...(config.defaultModel === undefined ? {} : { defaultModel: config.defaultModel }),
-    ...(config.contextWindow === undefined ? {} : { contextWindow: config.contextWindow }),
-    chat: (request, options = {}) =>
-      runChat(settings, request, options, (call) => send(request, options, call)),
-    chatStream: (request, options = {}) =>
-      runChatStream(settings, request, options, (call, progress) => deltas(request, options, call, progress)),
-  };
+  return wireChatModel(settings, config.contextWindow, { send, deltas });
 }

@@ -1,6 +1,7 @@
 import { type CallScope, createCallScope, ErrorCode, InfergateError } from '@infergate/core';
 import type {
   ChatCallOptions,
+  ChatModel,
   ChatRequest,
   ChatResponse,
   ChatStreamEvent,
@@ -173,4 +174,34 @@ export async function* runChatStream(
     }
     scope.dispose();
   }
+}
+
+/** How a wire module answers one call: whole, or as text deltas that end with a summary. */
+export interface ChatWire {
+  send(request: ChatRequest, options: ChatCallOptions, call: ChatCall): Promise<ChatResponse>;
+  deltas(
+    request: ChatRequest,
+    options: ChatCallOptions,
+    call: ChatCall,
+    progress: StreamProgress,
+  ): AsyncGenerator<string, StreamSummary, undefined>;
+}
+
+/** The ChatModel of a wire module: each call runs the shared lifecycle around `wire`. */
+export function wireChatModel(
+  settings: ChatCallSettings,
+  contextWindow: number | undefined,
+  wire: ChatWire,
+): ChatModel {
+  return {
+    provider: settings.provider,
+    ...(settings.defaultModel === undefined ? {} : { defaultModel: settings.defaultModel }),
+    ...(contextWindow === undefined ? {} : { contextWindow }),
+    chat: (request, options = {}) =>
+      runChat(settings, request, options, (call) => wire.send(request, options, call)),
+    chatStream: (request, options = {}) =>
+      runChatStream(settings, request, options, (call, progress) =>
+        wire.deltas(request, options, call, progress),
+      ),
+  };
 }

@@ -1,14 +1,22 @@
+import { ErrorCode, InfergateError } from '@infergate/core';
+
 /** One server-sent event: its `event:` name ("message" when absent) and its joined `data:` lines. */
 export interface SseEvent {
   event: string;
   data: string;
 }
 
+/** The largest event a stream may send, as core's HTTP client bounds Triton's (16 MiB). */
+const MAX_EVENT_CHARS = 16 * 1024 * 1024;
+
 /**
  * Parses a text/event-stream body (WHATWG rules: LF, CR or CRLF line ends, `:` comments, several
  * `data:` lines joined by "\n", a blank line dispatches). Cancels the body when the consumer stops.
  */
-export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
+export async function* parseSse(
+  body: ReadableStream<Uint8Array>,
+  maxEventChars = MAX_EVENT_CHARS,
+): AsyncGenerator<SseEvent> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
@@ -43,6 +51,14 @@ export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerato
         else if (field === 'data') data.push(fieldValue);
       }
       buffer = buffer.slice(start);
+      // An event that never ends (no blank line, or no line end at all) cannot grow without bound.
+      if (buffer.length + data.reduce((sum, line) => sum + line.length, 0) > maxEventChars) {
+        throw new InfergateError(
+          ErrorCode.ResourceExhausted,
+          `a server-sent event grew past ${maxEventChars} characters`,
+          { retryable: false },
+        );
+      }
       if (done) {
         // A last event without its blank line still counts (some servers end that way).
         if (buffer !== '' && buffer.startsWith('data:')) data.push(buffer.slice(5).trimStart());

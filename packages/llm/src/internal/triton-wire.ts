@@ -5,10 +5,9 @@ import type { ChatMessage, ChatModel, ChatRequest, ChatResponse } from '../types
 import {
   type ChatCall,
   type ChatCallSettings,
-  runChat,
-  runChatStream,
   type StreamProgress,
   type StreamSummary,
+  wireChatModel,
 } from './run-chat.js';
 import { type TextOutputMode, TritonOutputReader } from './triton-output.js';
 
@@ -93,12 +92,8 @@ export function tritonWireChatModel(config: TritonWireSettings): ChatModel {
     };
   }
 
-  return {
-    provider: settings.provider,
-    ...(settings.defaultModel === undefined ? {} : { defaultModel: settings.defaultModel }),
-    ...(config.contextWindow === undefined ? {} : { contextWindow: config.contextWindow }),
-    chat: (request, options = {}) => runChat(settings, request, options, (call) => send(request, call)),
-    chatStream: (request, options = {}) =>
-      runChatStream(settings, request, options, (call, progress) => deltas(request, call, progress)),
-  };
+  return wireChatModel(settings, config.contextWindow, {
+    send: (request, _options, call) => send(request, call),
+    deltas: (request, _options, call, progress) => deltas(request, call, progress),
+  });
 }
