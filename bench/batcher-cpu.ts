@@ -3,8 +3,16 @@
 // server), and, with --grpc, the same through gRPC against the reference server's `simulated_gpu`
 // (in this process, so its CPU counts too). Prints items/s and process CPU µs per item per arm.
 //   node scripts/bootstrap.mjs --dist bench/batcher-cpu.ts [--seconds 2] [--rounds 3] [--concurrency 64] [--grpc | --url host:port]
+//   --compare <dir>: also runs arms from another build of @infergate/batcher (its dist/ directory,
+//   copied inside packages/batcher/ so that it resolves @infergate/core), interleaved with these.
+//   To compare with an older commit (then delete .dist-old):
+//     git checkout <commit> -- packages/batcher/src && (cd packages/batcher && npx tsup && cp -r dist .dist-old)
+//     git checkout HEAD -- packages/batcher/src && (cd packages/batcher && npx tsup)
+//     node --import tsx bench/batcher-cpu.ts --compare packages/batcher/.dist-old
 // For a profile: node --cpu-prof --import tsx bench/batcher-cpu.ts (from the repository root).
+import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
 import { createMicroBatcher, type MicroBatcher } from '@infergate/batcher';
 import {
   buildInferRequest,
@@ -48,15 +56,25 @@ const server =
     : undefined;
 const serverUrl = given ?? server?.url;
 const model = serverUrl !== undefined ? 'simulated_gpu' : 'm';
-const arms = (['fixed', 'adaptive'] as const).map((name) => {
-  const base =
-    serverUrl === undefined ? undefined : createTritonClient({ url: serverUrl, enableGpuIpc: false });
-  const batcher: MicroBatcher = createMicroBatcher(base?.grpc ?? memory, {
-    flush: name,
-    ...(base === undefined ? { models: { m: { maxBatchSize: 64 } } } : { client: base }),
-  });
-  return { name, base, batcher, items: 0, ms: 0, cpuUs: 0, rows: 0, batches: 0 };
-});
+const compare = flag('compare');
+const builds: [string, typeof createMicroBatcher][] = [['', createMicroBatcher]];
+if (compare !== undefined) {
+  const other = (await import(pathToFileURL(resolve(compare, 'index.js')).href)) as {
+    createMicroBatcher: typeof createMicroBatcher;
+  };
+  builds.unshift([' (--compare)', other.createMicroBatcher]);
+}
+const arms = (['fixed', 'adaptive'] as const).flatMap((flush) =>
+  builds.map(([label, create]) => {
+    const base =
+      serverUrl === undefined ? undefined : createTritonClient({ url: serverUrl, enableGpuIpc: false });
+    const batcher: MicroBatcher = create(base?.grpc ?? memory, {
+      flush,
+      ...(base === undefined ? { models: { m: { maxBatchSize: 64 } } } : { client: base }),
+    });
+    return { name: `${flush}${label}`, base, batcher, items: 0, ms: 0, cpuUs: 0, rows: 0, batches: 0 };
+  }),
+);
 let seed = 0;
 const call = (batcher: MicroBatcher) =>
   batcher.infer(
@@ -82,7 +100,7 @@ for (let round = 0; round < rounds; round++) {
 }
 for (const arm of arms) {
   console.log(
-    `${arm.name.padEnd(9)} c${concurrency} ${serverUrl === undefined ? 'in-memory' : `grpc simulated_gpu (server ${given === undefined ? 'in this process' : 'at --url'})`}: ` +
+    `${arm.name.padEnd(21)} c${concurrency} ${serverUrl === undefined ? 'in-memory' : `grpc simulated_gpu (server ${given === undefined ? 'in this process' : 'at --url'})`}: ` +
       `${((arm.items / arm.ms) * 1000).toFixed(0)} items/s, ${(arm.cpuUs / arm.items).toFixed(2)} µs CPU/item, ` +
       `mean batch ${(arm.rows / arm.batches).toFixed(1)}`,
   );
