@@ -1,10 +1,11 @@
 // Suite `batcher`: the micro-batcher against the reference server's `simulated_gpu` (one FIFO
-// execution slot costing baseMs + perRowMs·rows), arms unbatched (client direct), fixed-delay and
+// execution slot costing baseMs + perRowMs·rows; the server in its own process, so the figures
+// measure the client, or with --in-process in this one), arms unbatched (client direct), fixed-delay and
 // adaptive, at closed-loop concurrency 1/8/64/256 and open-loop Poisson arrivals, plus an overload run
 // at ~4× the measured capacity with a bounded queue. The same loads against real Triton's `add_sub`
 // (PyTriton, dynamic batching): started from the interop venv when it exists, or given with
 // --triton-url. Load generation and latency are `infergate perf`'s (packages/cli/src/perf).
-//   pnpm bench batcher [--quick] [--seconds 1] [--triton-url 127.0.0.1:8001 | --no-triton]
+//   pnpm bench batcher [--quick] [--seconds 1] [--triton-url 127.0.0.1:8001 | --no-triton] [--in-process]
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -17,6 +18,7 @@ import { closedLoopWindow, rateWindow } from '../../packages/cli/src/perf/load-w
 import { startTriton, type TritonHandle, VENV_PYTHON } from '../../test/interop/triton-harness.js';
 import { barChartSvg } from '../bar-chart.js';
 import { BENCH_DIR, type BenchCase, flag, packageVersion, percentile, report, round } from '../lib.js';
+import { startServerProcess } from '../server-process.js';
 
 type ArmName = 'unbatched' | 'fixed' | 'adaptive';
 
@@ -46,7 +48,26 @@ interface Sample {
   batches: number;
 }
 
+/** `simulated_gpu`'s costs: the reference server's defaults (what `infergate serve-test` serves). */
 const GPU = { baseMs: 2, perRowMs: 0.05 };
+
+/**
+ * The reference server: in its own process (`infergate serve-test`), as the unary suite does, so
+ * that its work does not share the client's event loop; `--in-process` runs it in this one.
+ */
+async function referenceServer(): Promise<{ url: string; stop(): Promise<void> }> {
+  if (process.argv.includes('--in-process')) return startTestServer({ simulatedGpu: GPU });
+  const { url, child } = await startServerProcess();
+  return {
+    url,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
 
 /** Heap used after a full GC, in MiB (gc exposed at run time, so no node flag is needed). */
 function heapAfterGcMiB(): number {
@@ -241,7 +262,7 @@ export async function run(): Promise<void> {
   const seconds = Number(flag('seconds') ?? (quick ? 0.5 : 1));
   const rounds = quick ? 2 : 3;
   const loads = quick ? [1, 8, 64] : [1, 8, 64, 256];
-  const server = await startTestServer({ simulatedGpu: GPU });
+  const server = await referenceServer();
   const cases: BenchCase[] = [];
   const ratios: Record<string, number> = {};
   const simulated: Target = {
@@ -252,7 +273,9 @@ export async function run(): Promise<void> {
       { name: 'INPUT0', datatype: 'FP32', shape: [1, 16], data: new Float32Array(16).fill(seed) },
     ],
   };
-  let serverName = 'infergate-testing';
+  let serverName = process.argv.includes('--in-process')
+    ? 'infergate-testing (in process)'
+    : 'infergate-testing (own process)';
   let triton: Awaited<ReturnType<typeof tritonFor>>;
   try {
     await runTarget(simulated, seconds, rounds, cases, loads);
@@ -428,6 +451,7 @@ export async function run(): Promise<void> {
         given ? ` --triton-url ${given}` : '',
         triton === undefined && given === undefined ? ' --no-triton' : '',
         flag('seconds') ? ` --seconds ${seconds}` : '',
+        process.argv.includes('--in-process') ? ' --in-process' : '',
       ].join(''),
     });
     const targets = ['simulated_gpu', ...(triton === undefined ? [] : ['triton add_sub'])];

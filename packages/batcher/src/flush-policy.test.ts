@@ -242,4 +242,60 @@ describe('flush policies', () => {
     ]);
     await batcher.close();
   });
+
+  it('adaptive (fill): a load step (a failover doubling the callers) gets full batches on both slots at once', async () => {
+    const transport = new EchoTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, {
+      maxInFlightBatches: 2,
+      models: { m: { maxBatchSize: 8 } },
+    });
+    let running = true;
+    const callers: Promise<void>[] = [];
+    const start = (count: number) => {
+      for (let caller = 0; caller < count; caller++) {
+        const seed = callers.length;
+        callers.push(
+          (async () => {
+            while (running) await batcher.infer(one(seed));
+          })(),
+        );
+      }
+    };
+    // Four closed-loop callers: the batcher learns the round trip and that every caller comes back.
+    start(4);
+    for (let round = 0; round < 6; round++) {
+      await vi.advanceTimersByTimeAsync(2);
+      transport.release();
+    }
+    await vi.advanceTimersByTimeAsync(0);
+    expect(transport.calls.at(-1)?.rows).toBe(4);
+    expect(transport.held).toBe(1);
+    // The step: twelve more callers while that batch is in flight. Without any time passing, the
+    // first eight make a full batch that takes the second slot.
+    const before = transport.calls.length;
+    start(12);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(transport.calls.slice(before).map((call) => call.rows)).toEqual([8]);
+    expect(transport.held).toBe(2);
+    // The first batch answers: its four callers join the four queued ones, a full batch at once.
+    transport.release(1);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(transport.calls.slice(before).map((call) => call.rows)).toEqual([8, 8]);
+    expect(transport.held).toBe(2);
+    // From then on every batch is full and both slots stay busy.
+    for (let round = 0; round < 4; round++) {
+      transport.release(1);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(transport.calls.at(-1)?.rows).toBe(8);
+      expect(transport.held).toBe(2);
+    }
+    expect(batcher.stats().lanes.m?.returnShare).toBeGreaterThan(0.9);
+    running = false;
+    for (let round = 0; round < 10 && transport.held > 0; round++) {
+      transport.release();
+      await vi.advanceTimersByTimeAsync(20);
+    }
+    await Promise.all(callers);
+    await batcher.close();
+  });
 });

@@ -9,7 +9,7 @@ import {
 } from '@infergate/core';
 import { trace } from '@opentelemetry/api';
 import { sendBatch } from './internal/batch-dispatch.js';
-import { batchableCall } from './internal/batch-key.js';
+import { type BatchShape, batchShape } from './internal/batch-key.js';
 import { batcherErrors } from './internal/batcher-errors.js';
 import { type Bucket, Lane } from './internal/lane.js';
 import { type ModelLimit, ModelLimits } from './internal/model-limits.js';
@@ -42,7 +42,8 @@ export class MicroBatcher implements InferTransport {
   readonly #transport: InferTransport;
   readonly #limits: ModelLimits;
   readonly #telemetry: BatcherTelemetry;
-  readonly #lanes = new Map<string, Lane>();
+  /** Lanes by model, then version ('' for the server's choice). */
+  readonly #lanes = new Map<string, Map<string, Lane>>();
   readonly #running = new Set<Promise<void>>();
   readonly #weightOf: (tenant: string) => number;
   readonly #statistics: GetModelStatistics | undefined;
@@ -71,7 +72,7 @@ export class MicroBatcher implements InferTransport {
       if (options.signal?.aborted) throw abortError(options.signal, { model: request.model });
       checkTimeoutMs(options.timeoutMs);
       const priority = requestPriority(request, options, this.options.priorityLevels);
-      const call = batchableCall(request, priority, options.headers);
+      const call = batchShape(request);
       if (call === undefined) return this.#passThrough(request, options);
       const version = request.modelVersion ?? '';
       const limit = this.#limits.peek(request.model, version);
@@ -98,7 +99,7 @@ export class MicroBatcher implements InferTransport {
   /** Counters for tests, demos and logs. */
   stats(): MicroBatcherStats {
     const lanes: Record<string, LaneStats> = {};
-    for (const lane of this.#lanes.values()) {
+    for (const lane of this.#allLanes()) {
       const { planner } = lane;
       lanes[lane.version === '' ? lane.model : `${lane.model}:${lane.version}`] = {
         mode: planner.mode,
@@ -126,11 +127,11 @@ export class MicroBatcher implements InferTransport {
     if (drain) {
       this.#draining = true;
       while (this.#queuedItems > 0 || this.#running.size > 0) {
-        for (const lane of this.#lanes.values()) this.#pump(lane);
+        for (const lane of this.#allLanes()) this.#pump(lane);
         await Promise.allSettled([...this.#running]);
       }
     } else {
-      for (const lane of this.#lanes.values()) {
+      for (const lane of this.#allLanes()) {
         lane.clearHold();
         for (const bucket of [...lane.buckets.values()]) {
           for (const call of bucket.queue.drain()) {
@@ -143,8 +144,33 @@ export class MicroBatcher implements InferTransport {
       }
       await Promise.allSettled([...this.#running]);
     }
-    for (const lane of this.#lanes.values()) lane.clearHold();
+    for (const lane of this.#allLanes()) lane.clearHold();
     this.#telemetry.close();
+  }
+
+  *#allLanes(): Iterable<Lane> {
+    for (const versions of this.#lanes.values()) yield* versions.values();
+  }
+
+  #lane(model: string, version: string, limit: number | undefined): Lane {
+    let versions = this.#lanes.get(model);
+    if (versions === undefined) {
+      versions = new Map();
+      this.#lanes.set(model, versions);
+    }
+    let lane = versions.get(version);
+    if (lane === undefined) {
+      const cap = Math.min(this.options.maxBatchSize, limit ?? Number.POSITIVE_INFINITY);
+      const server = this.#limits.serverBatching(model, version);
+      const { serverBatching, maxQueueDelayMs } = this.options;
+      lane = new Lane(model, version, cap, this.options.maxInFlightBatches, {
+        maxQueueDelayMs,
+        server,
+        mode: server !== undefined && serverBatching !== 'ignore' ? 'eager' : 'fill',
+      });
+      versions.set(version, lane);
+    }
+    return lane;
   }
 
   #rejected(error: InfergateError, model: string): InfergateError {
@@ -160,7 +186,7 @@ export class MicroBatcher implements InferTransport {
   #route(
     request: InferRequest,
     options: CallOptions,
-    call: { key: string; rows: number; bytes: number },
+    call: BatchShape,
     priority: number,
     limit: ModelLimit,
   ): Promise<InferResponse> {
@@ -173,21 +199,9 @@ export class MicroBatcher implements InferTransport {
     // The signal may have fired while the model's limit was being looked up.
     if (options.signal?.aborted)
       return Promise.reject(this.#rejected(abortError(options.signal, { model }), model));
-    const version = request.modelVersion ?? '';
-    const laneKey = `${model}\u0000${version}`;
-    let lane = this.#lanes.get(laneKey);
-    if (lane === undefined) {
-      const cap = Math.min(this.options.maxBatchSize, limit ?? Number.POSITIVE_INFINITY);
-      const server = this.#limits.serverBatching(model, version);
-      const { serverBatching, maxQueueDelayMs } = this.options;
-      lane = new Lane(model, version, cap, this.options.maxInFlightBatches, {
-        maxQueueDelayMs,
-        server,
-        mode: server !== undefined && serverBatching !== 'ignore' ? 'eager' : 'fill',
-      });
-      this.#lanes.set(laneKey, lane);
-    }
-    const { maxQueueSize, maxQueueBytes } = this.options;
+    const lane = this.#lane(model, request.modelVersion ?? '', limit);
+    // Admission first, before anything is allocated for the call: under overload most calls end here.
+    const { maxQueueSize, maxQueueBytes, maxQueueWaitMs } = this.options;
     if (this.#queuedItems + 1 > maxQueueSize || this.#queuedBytes + call.bytes > maxQueueBytes) {
       const error = batcherErrors.queueFull(
         model,
@@ -198,7 +212,6 @@ export class MicroBatcher implements InferTransport {
       );
       return Promise.reject(this.#rejected(error, model));
     }
-    const { maxQueueWaitMs } = this.options;
     if (maxQueueWaitMs !== undefined) {
       const waitMs = lane.expectedWaitMs();
       if (waitMs > maxQueueWaitMs) {
@@ -207,7 +220,7 @@ export class MicroBatcher implements InferTransport {
         );
       }
     }
-    const bucket = lane.bucket(call.key, priority, this.#weightOf);
+    const bucket = lane.bucket(request, priority, options.headers, this.#weightOf);
     return this.#enqueue(lane, bucket, request, options, call);
   }
 
@@ -216,7 +229,7 @@ export class MicroBatcher implements InferTransport {
     bucket: Bucket,
     request: InferRequest,
     options: CallOptions,
-    call: { rows: number; bytes: number },
+    call: BatchShape,
   ): Promise<InferResponse> {
     return new Promise<InferResponse>((resolve, reject) => {
       const enqueuedAt = now();
@@ -346,8 +359,8 @@ export class MicroBatcher implements InferTransport {
     for (const call of calls) {
       call.state = 'sent';
       rows += call.rows;
-      this.#telemetry.queueWait(lane.model, at - call.enqueuedAt);
     }
+    this.#telemetry.queueWaits(lane.model, calls, at);
     lane.inFlight += 1;
     lane.planner.sent(rows);
     this.#telemetry.batchSent(lane.model, calls.length, rows);

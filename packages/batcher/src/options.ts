@@ -107,10 +107,12 @@ export const microBatcherOptionsSchema = z
     /** Items queued (not yet sent) across all models; beyond it calls fail with QUEUE_FULL. @default 1024 */
     maxQueueSize: positiveInt.default(1024),
     /**
-     * Admission by expected wait: a call that would wait longer than this before its batch is sent
-     * (estimated from the measured batch time, the rows queued ahead of it and the batches in
-     * flight) fails at once with QUEUE_FULL, so that under overload an admitted call is answered
-     * within about `maxQueueWaitMs` plus one batch round trip. @default none (only the size bounds)
+     * Admission by expected wait: a call that could wait longer than this before its batch is sent
+     * (estimated from the measured batch round trip plus four of its mean deviations, the rows
+     * queued ahead of it and the batches in flight) fails at once with QUEUE_FULL, so that under
+     * overload an admitted call is answered within about `maxQueueWaitMs` plus one batch round
+     * trip, also on a machine whose round trips vary. The refusal carries no stack trace (it is
+     * cheap to make). @default none (only the size bounds)
      */
     maxQueueWaitMs: z.number().positive().finite().optional(),
     /** Input bytes queued across all models; beyond it calls fail with QUEUE_FULL. @default 256 MiB */

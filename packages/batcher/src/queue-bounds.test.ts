@@ -43,6 +43,34 @@ describe('queue bounds and deadlines', () => {
     await batcher.close();
   });
 
+  it('maxQueueWaitMs: allows for the variance of the measured round trip, not only its mean', async () => {
+    const transport = new EchoTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, {
+      maxInFlightBatches: 1,
+      maxBatchSize: 2,
+      maxQueueWaitMs: 5,
+    });
+    // Round trips of 2, 6 and 2 ms: mean 2.64 ms, mean deviation 0.95 ms.
+    for (const [round, ms] of [2, 6, 2].entries()) {
+      const answer = batcher.infer(one(round));
+      await vi.advanceTimersByTimeAsync(ms);
+      transport.release();
+      await answer;
+    }
+    expect(batcher.stats().lanes.m?.serviceMs).toBeCloseTo(2.64, 6);
+    // The slot is busy: by the mean alone the next call would wait ~2.6 ms and be admitted; with
+    // four mean deviations (6.4 ms) it could wait longer than maxQueueWaitMs, so it is refused.
+    const sent = batcher.infer(one(10));
+    const error = await batcher.infer(one(11)).catch((reason: unknown) => reason);
+    expect(error).toMatchObject({ code: ErrorCode.QueueFull, retryable: true });
+    expect((error as InfergateError).message).toContain('~6.4 ms');
+    // A refusal is cheap: no stack trace is captured for it.
+    expect((error as InfergateError).stack?.split('\n')).toHaveLength(1);
+    transport.release();
+    await sent;
+    await batcher.close();
+  });
+
   it('fails calls beyond maxQueueSize at once with a retryable QUEUE_FULL', async () => {
     const transport = new EchoTransport({ hold: true });
     const batcher = createMicroBatcher(transport, { maxInFlightBatches: 1, maxQueueSize: 2 });

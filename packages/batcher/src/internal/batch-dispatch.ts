@@ -1,9 +1,11 @@
 import {
   type CallOptions,
+  type EncodedTensor,
   ErrorCode,
   InfergateError,
   type InfergateErrorOptions,
   type InferRequest,
+  type InferResponse,
   type InferTransport,
   reportBatchShare,
 } from '@infergate/core';
@@ -46,15 +48,14 @@ function batchRequest(calls: readonly PendingCall[]): InferRequest {
   const first = (calls[0] as PendingCall).request;
   if (calls.length === 1) return first;
   let rows = 0;
-  for (const call of calls) rows += call.rows;
+  const members: (readonly InferRequest['inputs'][number][])[] = new Array(calls.length);
+  for (let index = 0; index < calls.length; index++) {
+    const call = calls[index] as PendingCall;
+    rows += call.rows;
+    members[index] = call.request.inputs;
+  }
   const { id: _id, inputs: _inputs, ...common } = first;
-  return {
-    ...common,
-    inputs: concatInputs(
-      calls.map((call) => call.request.inputs),
-      rows,
-    ),
-  };
+  return { ...common, inputs: concatInputs(members, rows) };
 }
 
 /**
@@ -62,28 +63,47 @@ function batchRequest(calls: readonly PendingCall[]): InferRequest {
  * the others short; each member has its own timer), the shared headers and priority, and a signal
  * that fires only once every member has left.
  */
-function batchOptions(calls: readonly PendingCall[], signal: AbortSignal, now: number): CallOptions {
+function batchOptions(
+  calls: readonly PendingCall[],
+  signal: AbortSignal | undefined,
+  now: number,
+): CallOptions {
   const first = (calls[0] as PendingCall).options;
-  const options: CallOptions = { signal };
+  const options: CallOptions = {};
+  if (signal !== undefined) options.signal = signal;
+  const tenant = (calls[0] as PendingCall).tenant;
   let latest: number | undefined = 0;
+  let oneTenant = true;
   for (const call of calls) {
     if (call.deadline === undefined) latest = undefined;
     else if (latest !== undefined) latest = Math.max(latest, call.deadline);
-    if (latest === undefined) break;
+    if (call.tenant !== tenant) oneTenant = false;
   }
   if (latest !== undefined) options.timeoutMs = Math.max(1, Math.ceil(latest - now));
   if (first.headers !== undefined) options.headers = first.headers;
   if (first.priority !== undefined) options.priority = first.priority;
-  const tenant = (calls[0] as PendingCall).tenant;
-  if (calls.every((call) => call.tenant === tenant)) options.tenant = tenant;
+  if (oneTenant) options.tenant = tenant;
   return options;
 }
 
+/** What a batch's members get once its slot is free: an answer or an error each, in order. */
 interface BatchState {
   /** Bisection RPCs left. */
   left: number;
-  /** Answers to hand out once the slot is free. */
-  outcomes: (() => void)[];
+  /** Members to answer (parallel to `answers`). */
+  members: PendingCall[];
+  answers: (InferResponse | InfergateError)[];
+}
+
+function answerLater(state: BatchState, call: PendingCall, answer: InferResponse | InfergateError): void {
+  state.members.push(call);
+  state.answers.push(answer);
+}
+
+/** The calls still waiting for an answer (the array itself when none has left). */
+function stillWaiting(calls: readonly PendingCall[]): readonly PendingCall[] {
+  for (const call of calls) if (call.settled) return calls.filter((member) => !member.settled);
+  return calls;
 }
 
 /** Sends one group of calls; on INVALID_ARGUMENT bisects (within budget) to isolate the bad calls. */
@@ -92,17 +112,17 @@ async function sendGroup(
   calls: readonly PendingCall[],
   state: BatchState,
 ): Promise<boolean> {
-  const live = calls.filter((call) => !call.settled);
+  const live = stillWaiting(calls);
   if (live.length === 0) return true;
   const group = new SendGroup(live);
   const model = (live[0] as PendingCall).request.model;
-  let response: Awaited<ReturnType<InferTransport['infer']>>;
+  let response: InferResponse;
   dispatch.telemetry.rpcSent();
   const started = process.hrtime.bigint();
   try {
     response = await dispatch.transport.infer(
       batchRequest(live),
-      batchOptions(live, group.controller.signal, dispatch.now()),
+      batchOptions(live, group.controller?.signal, dispatch.now()),
     );
   } catch (error) {
     group.answered();
@@ -120,42 +140,53 @@ async function sendGroup(
     }
     const note = failure.code === ErrorCode.InvalidArgument ? ' (bisection budget spent)' : '';
     for (const call of waiting) {
-      const memberFailure = live.length === 1 ? failure : memberError(failure, live.length, note);
-      state.outcomes.push(() => call.fail(memberFailure));
+      answerLater(state, call, live.length === 1 ? failure : memberError(failure, live.length, note));
     }
     return false;
   }
   group.answered();
-  const computeNs = process.hrtime.bigint() - started;
-  const batchRows = live.reduce((sum, call) => sum + call.rows, 0);
-  for (const call of live) reportBatchShare(call.options, { rows: call.rows, batchRows, computeNs });
   if (live.length === 1) {
     const only = live[0] as PendingCall;
-    state.outcomes.push(() => only.fulfil(response));
+    if (only.options.context !== undefined) {
+      const computeNs = process.hrtime.bigint() - started;
+      reportBatchShare(only.options, { rows: only.rows, batchRows: only.rows, computeNs });
+    }
+    answerLater(state, only, response);
     return true;
   }
-  let parts: ReturnType<typeof splitOutputs>;
+  const memberRows: number[] = new Array(live.length);
+  let batchRows = 0;
+  for (let index = 0; index < live.length; index++) {
+    const rows = (live[index] as PendingCall).rows;
+    memberRows[index] = rows;
+    batchRows += rows;
+  }
+  let computeNs: bigint | undefined;
+  for (const call of live) {
+    // Only a caller with a context (a cost interceptor's slot) can receive its share.
+    if (call.options.context === undefined) continue;
+    computeNs ??= process.hrtime.bigint() - started;
+    reportBatchShare(call.options, { rows: call.rows, batchRows, computeNs });
+  }
+  let parts: EncodedTensor[][];
   try {
-    parts = splitOutputs(
-      response,
-      live.map((call) => call.rows),
-      model,
-    );
+    parts = splitOutputs(response, memberRows, model);
   } catch (error) {
     const failure = InfergateError.from(error, ErrorCode.Internal);
-    for (const call of live) state.outcomes.push(() => call.fail(memberError(failure, live.length)));
+    for (const call of live) answerLater(state, call, memberError(failure, live.length));
     return false;
   }
-  live.forEach((call, index) => {
-    const answer = {
-      model: response.model,
-      modelVersion: response.modelVersion,
+  const { model: answeredModel, modelVersion, parameters } = response;
+  for (let index = 0; index < live.length; index++) {
+    const call = live[index] as PendingCall;
+    answerLater(state, call, {
+      model: answeredModel,
+      modelVersion,
       id: call.request.id ?? '',
       outputs: parts[index] ?? [],
-      parameters: response.parameters,
-    };
-    state.outcomes.push(() => call.fulfil(answer));
-  });
+      parameters,
+    });
+  }
   return true;
 }
 
@@ -169,13 +200,20 @@ export async function sendBatch(dispatch: DispatchContext, calls: readonly Pendi
     if (call.link !== undefined) links.push({ context: call.link });
   }
   const span = dispatch.telemetry.startBatchSpan(first.request.model, links, calls.length, rows);
-  const state: BatchState = { left: dispatch.maxBisectRpcs, outcomes: [] };
+  const state: BatchState = { left: dispatch.maxBisectRpcs, members: [], answers: [] };
   try {
-    const ok = await context.with(trace.setSpan(context.active(), span), () =>
-      sendGroup(dispatch, calls, state),
-    );
+    // With tracing off the span records nothing: no context to enter.
+    const ok = await (span === dispatch.telemetry.offSpan
+      ? sendGroup(dispatch, calls, state)
+      : context.with(trace.setSpan(context.active(), span), () => sendGroup(dispatch, calls, state)));
     dispatch.release();
-    for (const outcome of state.outcomes) outcome();
+    const { members, answers } = state;
+    for (let index = 0; index < members.length; index++) {
+      const answer = answers[index] as InferResponse | InfergateError;
+      const call = members[index] as PendingCall;
+      if (answer instanceof InfergateError) call.fail(answer);
+      else call.fulfil(answer);
+    }
     if (!ok) span.setStatus({ code: SpanStatusCode.ERROR });
   } catch (error) {
     dispatch.release();

@@ -10,24 +10,38 @@ export function concatInputs(
   totalRows: number,
 ): EncodedTensor[] {
   const first = members[0] as readonly EncodedTensor[];
-  return first.map((template, index) => {
+  const merged: EncodedTensor[] = new Array(first.length);
+  for (let index = 0; index < first.length; index++) {
+    const template = first[index] as EncodedTensor;
     let byteLength = 0;
-    for (const inputs of members) byteLength += (inputs[index] as EncodedTensor).raw.byteLength;
+    for (let member = 0; member < members.length; member++) {
+      byteLength += ((members[member] as readonly EncodedTensor[])[index] as EncodedTensor).raw.byteLength;
+    }
+    // One allocation and one copy per member: the members' bytes go straight into the batch input.
     const raw = new Uint8Array(byteLength);
     let offset = 0;
-    for (const inputs of members) {
-      const part = (inputs[index] as EncodedTensor).raw;
+    for (let member = 0; member < members.length; member++) {
+      const part = ((members[member] as readonly EncodedTensor[])[index] as EncodedTensor).raw;
       raw.set(part, offset);
       offset += part.byteLength;
     }
-    return {
+    const tensor: EncodedTensor = {
       name: template.name,
       datatype: template.datatype,
-      shape: [totalRows, ...template.shape.slice(1)],
+      shape: withRows(template.shape, totalRows),
       raw,
-      ...(template.parameters !== undefined ? { parameters: template.parameters } : {}),
     };
-  });
+    if (template.parameters !== undefined) tensor.parameters = template.parameters;
+    merged[index] = tensor;
+  }
+  return merged;
+}
+
+/** `shape` with its first dimension replaced by `rows`. */
+function withRows(shape: readonly number[], rows: number): number[] {
+  const result = shape.slice();
+  result[0] = rows;
+  return result;
 }
 
 function elementsPerRow(shape: readonly number[]): number {
@@ -85,8 +99,11 @@ export function splitOutputs(
   memberRows: readonly number[],
   model: string,
 ): EncodedTensor[][] {
-  const totalRows = memberRows.reduce((sum, rows) => sum + rows, 0);
-  const perMember: EncodedTensor[][] = memberRows.map(() => []);
+  const members = memberRows.length;
+  let totalRows = 0;
+  for (let index = 0; index < members; index++) totalRows += memberRows[index] as number;
+  const perMember: EncodedTensor[][] = new Array(members);
+  for (let index = 0; index < members; index++) perMember[index] = [];
   for (const output of response.outputs) {
     if (output.shape.length === 0 || output.shape[0] !== totalRows) {
       throw new InfergateError(
@@ -96,20 +113,21 @@ export function splitOutputs(
       );
     }
     const offsets = rowOffsets(output, totalRows, model);
-    const rest = output.shape.slice(1);
+    const { name, datatype, parameters, raw } = output;
     let row = 0;
-    memberRows.forEach((rows, index) => {
+    for (let index = 0; index < members; index++) {
+      const rows = memberRows[index] as number;
       const start = offsets[row] as number;
-      const end = offsets[row + rows] as number;
       row += rows;
-      (perMember[index] as EncodedTensor[]).push({
-        name: output.name,
-        datatype: output.datatype,
-        shape: [rows, ...rest],
-        raw: output.raw.subarray(start, end),
-        ...(output.parameters !== undefined ? { parameters: output.parameters } : {}),
-      });
-    });
+      const slice: EncodedTensor = {
+        name,
+        datatype,
+        shape: withRows(output.shape, rows),
+        raw: raw.subarray(start, offsets[row] as number),
+      };
+      if (parameters !== undefined) slice.parameters = parameters;
+      (perMember[index] as EncodedTensor[]).push(slice);
+    }
   }
   return perMember;
 }

@@ -27,6 +27,16 @@ describe('fill planner (adaptive policy arithmetic)', () => {
     expect(planner.returnShare).toBe(1);
   });
 
+  it('learns how much the round trip varies (mean deviation) for admission', () => {
+    expect(warmed(8).serviceDevMs).toBe(0);
+    expect(warmed(8).serviceHighMs).toBe(4);
+    const planner = new FillPlanner(64, 10, undefined, 'fill');
+    for (const [at, ms] of [2, 6, 2].entries()) planner.answered(at * 10, 8, ms);
+    expect(planner.serviceMs).toBeCloseTo(2.64, 9);
+    expect(planner.serviceDevMs).toBeCloseTo(0.95, 9);
+    expect(planner.serviceHighMs).toBeCloseTo(2.64 + 4 * 0.95, 9);
+  });
+
   it('holds a partial batch for the rows an answered batch brings back, up to one service time', () => {
     const planner = warmed(8);
     planner.sent(8);

@@ -25,6 +25,10 @@ export interface ServerQueueSample {
 export type ServerVerdict = 'unknown' | 'idle' | 'saturated';
 
 const SERVICE_WEIGHT = 0.2;
+/** Weight of each new sample in the round trip's mean deviation (Jacobson's estimator uses 1/4). */
+const DEVIATION_WEIGHT = 0.25;
+/** Mean deviations added to the mean for a round trip that is rarely exceeded (TCP's RTO uses 4). */
+const DEVIATIONS = 4;
 const RETURN_WEIGHT = 0.2;
 /** Fraction of an expected row from which it counts as a whole one. */
 const ROUND_UP_FROM = 0.2;
@@ -59,6 +63,7 @@ export class FillPlanner {
   mode: FillMode;
   verdict: ServerVerdict = 'unknown';
   #serviceMs = 0;
+  #serviceDevMs = 0;
   #services = 0;
   /** Share of an answered batch's rows that come back within one service time. */
   #returnShare = 0;
@@ -86,6 +91,20 @@ export class FillPlanner {
     return this.#services >= 3 ? this.#serviceMs : 0;
   }
 
+  /** Exponentially weighted mean deviation of the batch round trip; 0 until `serviceMs` is known. */
+  get serviceDevMs(): number {
+    return this.#services >= 3 ? this.#serviceDevMs : 0;
+  }
+
+  /**
+   * A round trip that batches rarely exceed: the mean plus four mean deviations (as TCP estimates
+   * its retransmission timeout), so that admission by expected wait allows for the variance this
+   * machine and server actually show. 0 until `serviceMs` is known.
+   */
+  get serviceHighMs(): number {
+    return this.#services >= 3 ? this.#serviceMs + DEVIATIONS * this.#serviceDevMs : 0;
+  }
+
   /** The learned share of answered rows that come back at once (0..1). */
   get returnShare(): number {
     return this.#returnShare;
@@ -94,8 +113,16 @@ export class FillPlanner {
   /** A call of `rows` rows was queued. */
   arrived(now: number, rows: number): void {
     this.#expire(now);
-    const open = this.#windows.find((window) => window.arrived < window.rows) ?? this.#windows.at(-1);
-    if (open !== undefined) open.arrived += rows;
+    const windows = this.#windows;
+    if (windows.length === 0) return;
+    let open = windows[windows.length - 1] as { arrived: number };
+    for (const window of windows) {
+      if (window.arrived < window.rows) {
+        open = window;
+        break;
+      }
+    }
+    open.arrived += rows;
   }
 
   /** A batch of `rows` rows was sent. */
@@ -106,8 +133,12 @@ export class FillPlanner {
 
   /** A batch of `rows` rows came back after `serviceMs`; its callers may send again. */
   answered(now: number, rows: number, serviceMs: number): void {
-    this.#serviceMs =
-      this.#services === 0 ? serviceMs : this.#serviceMs * (1 - SERVICE_WEIGHT) + serviceMs * SERVICE_WEIGHT;
+    if (this.#services === 0) this.#serviceMs = serviceMs;
+    else {
+      const deviation = Math.abs(serviceMs - this.#serviceMs);
+      this.#serviceDevMs = this.#serviceDevMs * (1 - DEVIATION_WEIGHT) + deviation * DEVIATION_WEIGHT;
+      this.#serviceMs = this.#serviceMs * (1 - SERVICE_WEIGHT) + serviceMs * SERVICE_WEIGHT;
+    }
     this.#services += 1;
     this.#expire(now);
     if (this.#windows.length >= MAX_WINDOWS) this.#close(this.#windows.shift());

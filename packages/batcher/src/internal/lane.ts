@@ -1,4 +1,6 @@
+import type { InferRequest } from '@infergate/core';
 import PQueue from 'p-queue';
+import { type BucketTemplate, batchKey, sameLayout } from './batch-key.js';
 import { FairQueue } from './fair-queue.js';
 import { type FillMode, FillPlanner, type ServerBatching } from './fill-planner.js';
 import type { PendingCall } from './pending-call.js';
@@ -7,6 +9,8 @@ import type { PendingCall } from './pending-call.js';
 export interface Bucket {
   readonly key: string;
   readonly priority: number;
+  /** Its first call's layout, to match later calls without building their key. */
+  readonly template: BucketTemplate;
   readonly queue: FairQueue<PendingCall>;
   /** Fixed policy: fires when the oldest call has waited `maxQueueDelayMs`. */
   timer: ReturnType<typeof setTimeout> | undefined;
@@ -74,10 +78,28 @@ export class Lane {
     this.#hold = undefined;
   }
 
-  bucket(key: string, priority: number, weightOf: (tenant: string) => number): Bucket {
+  /** The bucket for a call, made when none matches (by layout first, then by key). */
+  bucket(
+    request: InferRequest,
+    priority: number,
+    headers: Readonly<Record<string, string>> | undefined,
+    weightOf: (tenant: string) => number,
+  ): Bucket {
+    for (const bucket of this.buckets.values()) {
+      const same = sameLayout(bucket.template, request, priority, headers);
+      if (same === true) return bucket;
+      if (same === undefined) break;
+    }
+    const key = batchKey(request, priority, headers);
     let bucket = this.buckets.get(key);
     if (bucket === undefined) {
-      bucket = { key, priority, queue: new FairQueue(weightOf), timer: undefined };
+      bucket = {
+        key,
+        priority,
+        template: { request, priority, headers },
+        queue: new FairQueue(weightOf),
+        timer: undefined,
+      };
       this.buckets.set(key, bucket);
     }
     return bucket;
@@ -107,16 +129,19 @@ export class Lane {
   }
 
   /**
-   * How long a call queued now would wait for its batch to be sent: one slot frees every measured
-   * round trip ÷ slots, and the rows ahead fill `cap`-row batches. 0 until the round trip is known.
+   * How long a call queued now may wait for its batch to be sent: one slot frees every round trip ÷
+   * slots, and the rows ahead fill `cap`-row batches. The round trip is the learned one plus four
+   * mean deviations (`FillPlanner.serviceHighMs`), so a machine whose batches vary (a loaded client,
+   * a shared server) admits fewer calls rather than breaking its promise. 0 until the round trip
+   * is known.
    */
   expectedWaitMs(): number {
-    const interval = this.planner.serviceMs / this.slots;
+    const interval = this.planner.serviceHighMs / this.slots;
     if (interval === 0) return 0;
+    const busy = this.inFlight < this.slots ? 0 : 1;
     let rowsAhead = 0;
     for (const bucket of this.buckets.values()) rowsAhead += bucket.queue.rows;
-    const batchesAhead = Math.floor(rowsAhead / this.cap);
-    return (batchesAhead + (this.inFlight < this.slots ? 0 : 1)) * interval;
+    return (Math.floor(rowsAhead / this.cap) + busy) * interval;
   }
 
   /** Drops a bucket that has emptied, with its timer. */

@@ -4,12 +4,21 @@ import type { FairItem } from './fair-queue.js';
 
 /** The calls of one RPC: aborting it once none of them is still waiting for the answer. */
 export class SendGroup {
-  readonly controller = new AbortController();
+  /**
+   * Present only when a member can leave early (it has a signal or a deadline): an RPC whose
+   * members all wait for the answer is never aborted, and needs no AbortController.
+   */
+  readonly controller: AbortController | undefined;
   #live: number;
 
   constructor(calls: readonly PendingCall[]) {
     this.#live = calls.length;
-    for (const call of calls) call.group = this;
+    let leavable = false;
+    for (const call of calls) {
+      call.group = this;
+      if (call.deadline !== undefined || call.options.signal !== undefined) leavable = true;
+    }
+    this.controller = leavable ? new AbortController() : undefined;
   }
 
   #answered = false;
@@ -22,7 +31,7 @@ export class SendGroup {
   /** A member got its answer early (cancelled, timed out); the last one cancels the RPC. */
   memberLeft(): void {
     this.#live -= 1;
-    if (this.#live === 0 && !this.#answered) this.controller.abort();
+    if (this.#live === 0 && !this.#answered) this.controller?.abort();
   }
 }
 

@@ -79,6 +79,11 @@ export class BatcherTelemetry {
     }
   }
 
+  /** The span `startBatchSpan` hands out when there is no tracer: records nothing. */
+  get offSpan(): Span {
+    return OFF;
+  }
+
   /** Whether spans and metrics are on (the caller's span is linked only then). */
   get enabled(): boolean {
     return this.#enabled;
@@ -139,8 +144,12 @@ export class BatcherTelemetry {
     this.#counters.passedThrough += 1;
   }
 
-  queueWait(model: string, waitedMs: number): void {
-    if (this.#enabled) instruments()?.queueWait.record(waitedMs / 1000, { 'infergate.model': model });
+  /** Records how long each call of a batch sent at `at` waited (nothing without a MeterProvider). */
+  queueWaits(model: string, calls: readonly { enqueuedAt: number }[], at: number): void {
+    const recording = this.#enabled ? instruments() : undefined;
+    if (recording === undefined) return;
+    const attributes = { 'infergate.model': model };
+    for (const call of calls) recording.queueWait.record((at - call.enqueuedAt) / 1000, attributes);
   }
 
   rejected(reason: string, model: string): void {

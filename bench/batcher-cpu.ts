@@ -1,0 +1,110 @@
+// The batcher's own client CPU per item: closed-loop callers through `MicroBatcher.infer` against
+// an in-memory transport that answers each batch on the next turn of the event loop (no gRPC, no
+// server), and, with --grpc, the same through gRPC against the reference server's `simulated_gpu`
+// (in this process, so its CPU counts too). Prints items/s and process CPU µs per item per arm.
+//   node scripts/bootstrap.mjs --dist bench/batcher-cpu.ts [--seconds 2] [--rounds 3] [--concurrency 64] [--grpc | --url host:port]
+//   --compare <dir>: also runs arms from another build of @infergate/batcher (its dist/ directory,
+//   copied inside packages/batcher/ so that it resolves @infergate/core), interleaved with these.
+//   To compare with an older commit (then delete .dist-old):
+//     git checkout <commit> -- packages/batcher/src && (cd packages/batcher && npx tsup && cp -r dist .dist-old)
+//     git checkout HEAD -- packages/batcher/src && (cd packages/batcher && npx tsup)
+//     node --import tsx bench/batcher-cpu.ts --compare packages/batcher/.dist-old
+// For a profile: node --cpu-prof --import tsx bench/batcher-cpu.ts (from the repository root).
+import { resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { createMicroBatcher, type MicroBatcher } from '@infergate/batcher';
+import {
+  buildInferRequest,
+  createTritonClient,
+  type InferRequest,
+  type InferResponse,
+  type InferTransport,
+} from '@infergate/core';
+import { startTestServer } from '@infergate/testing';
+import { closedLoopWindow } from '../packages/cli/src/perf/load-window.js';
+import { flag } from './lib.js';
+
+const seconds = Number(flag('seconds') ?? 2);
+const rounds = Number(flag('rounds') ?? 3);
+const concurrency = Number(flag('concurrency') ?? 64);
+const grpc = process.argv.includes('--grpc');
+
+/** Answers every request with its inputs as outputs, on the next turn of the event loop. */
+const memory: InferTransport = {
+  infer: (request: InferRequest): Promise<InferResponse> =>
+    new Promise((resolve) =>
+      setImmediate(() =>
+        resolve({
+          model: request.model,
+          modelVersion: '1',
+          id: request.id ?? '',
+          outputs: request.inputs.map((input) => ({ ...input, name: 'OUTPUT0' })),
+          parameters: {},
+        }),
+      ),
+    ),
+  stream: () => {
+    throw new Error('not used');
+  },
+};
+
+const given = flag('url');
+const server =
+  grpc && given === undefined
+    ? await startTestServer({ simulatedGpu: { baseMs: 2, perRowMs: 0.05 } })
+    : undefined;
+const serverUrl = given ?? server?.url;
+const model = serverUrl !== undefined ? 'simulated_gpu' : 'm';
+const compare = flag('compare');
+const builds: [string, typeof createMicroBatcher][] = [['', createMicroBatcher]];
+if (compare !== undefined) {
+  const other = (await import(pathToFileURL(resolve(compare, 'index.js')).href)) as {
+    createMicroBatcher: typeof createMicroBatcher;
+  };
+  builds.unshift([' (--compare)', other.createMicroBatcher]);
+}
+const arms = (['fixed', 'adaptive'] as const).flatMap((flush) =>
+  builds.map(([label, create]) => {
+    const base =
+      serverUrl === undefined ? undefined : createTritonClient({ url: serverUrl, enableGpuIpc: false });
+    const batcher: MicroBatcher = create(base?.grpc ?? memory, {
+      flush,
+      ...(base === undefined ? { models: { m: { maxBatchSize: 64 } } } : { client: base }),
+    });
+    return { name: `${flush}${label}`, base, batcher, items: 0, ms: 0, cpuUs: 0, rows: 0, batches: 0 };
+  }),
+);
+let seed = 0;
+const call = (batcher: MicroBatcher) =>
+  batcher.infer(
+    buildInferRequest(model, [
+      { name: 'INPUT0', datatype: 'FP32', shape: [1, 16], data: new Float32Array(16).fill(seed++) },
+    ]),
+  );
+for (const arm of arms) await closedLoopWindow(() => call(arm.batcher), concurrency, 1000);
+for (let round = 0; round < rounds; round++) {
+  for (const arm of arms) {
+    const before = arm.batcher.stats();
+    const cpu = process.cpuUsage();
+    const started = performance.now();
+    const window = await closedLoopWindow(() => call(arm.batcher), concurrency, seconds * 1000);
+    const used = process.cpuUsage(cpu);
+    arm.ms += performance.now() - started;
+    arm.cpuUs += used.user + used.system;
+    arm.items += window.completed;
+    const after = arm.batcher.stats();
+    arm.rows += after.rows - before.rows;
+    arm.batches += after.batches - before.batches;
+  }
+}
+for (const arm of arms) {
+  console.log(
+    `${arm.name.padEnd(21)} c${concurrency} ${serverUrl === undefined ? 'in-memory' : `grpc simulated_gpu (server ${given === undefined ? 'in this process' : 'at --url'})`}: ` +
+      `${((arm.items / arm.ms) * 1000).toFixed(0)} items/s, ${(arm.cpuUs / arm.items).toFixed(2)} µs CPU/item, ` +
+      `mean batch ${(arm.rows / arm.batches).toFixed(1)}`,
+  );
+  await arm.batcher.close();
+  await arm.base?.close();
+}
+await server?.stop();
