@@ -382,6 +382,14 @@ describe('channelOptions with the http2 engine', () => {
     ).toThrow(/grpc\.keepalive_time_ms/);
   });
 
+  it('is the default engine, and grpc-js carries inference instead when channelOptions hold a key it does not honour', async () => {
+    const plain = createGrpcTransport({ url: '127.0.0.1:1' });
+    const tuned = createGrpcTransport({ url: '127.0.0.1:1', channelOptions: backoff });
+    const foreign = createGrpcTransport({ url: '127.0.0.1:1', channelOptions: { 'grpc.enable_retries': 0 } });
+    expect([plain.engine, tuned.engine, foreign.engine]).toEqual(['http2', 'http2', 'grpc-js']);
+    await Promise.all([plain.close(), tuned.close(), foreign.close()]);
+  });
+
   it('keeps grpc-js when asked for it, whatever channelOptions hold', async () => {
     const transport = createGrpcTransport({
       url: '127.0.0.1:1',

@@ -50,9 +50,9 @@ function buildClientOptionsSchema(z: ZodNamespace) {
       /**
        * What carries inference (ModelInfer, and ModelStreamInfer for `stream()`): `http2`, a lean
        * gRPC client on `node:http2` (decision 0017), or `grpc-js`. Management calls and stream
-       * sessions use grpc-js either way. `channelOptions` keys the http2 engine does not honour (it
-       * honours the reconnect backoff and keepalive keys) are refused with `http2`.
-       * @default "grpc-js"
+       * sessions use grpc-js either way. Unset, it is `http2`, unless `channelOptions` holds a key
+       * the http2 engine does not honour (it honours the reconnect backoff and keepalive keys):
+       * then `grpc-js`. `http2` with such a key is refused. @default "http2"
        */
       engine: z.enum(['grpc-js', 'http2']).optional(),
       /** Compress requests (responses follow the server's choice). @default "none" */

@@ -19,7 +19,7 @@ export const H2_CHANNEL_OPTIONS: readonly string[] = [
 ];
 
 /** The engine when `engine` is not given. */
-export const DEFAULT_ENGINE: InferenceEngine = 'grpc-js';
+export const DEFAULT_ENGINE: InferenceEngine = 'http2';
 
 /**
  * The engine `options` ask for: `engine` if given, else the default, which falls back to grpc-js
