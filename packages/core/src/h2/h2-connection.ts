@@ -144,6 +144,8 @@ export class H2Connection {
     this.#retry = undefined;
     const session = loadHttp2().connect(`${secure ? 'https' : 'http'}://${host}:${endpoint.port}`, options);
     this.#session = session;
+    // A session drained after GOAWAY may end without a 'close' event: forget the ones destroyed.
+    for (const old of this.#open) if (old.destroyed) this.#open.delete(old);
     this.#open.add(session);
     // Ready once the server has spoken HTTP/2 (its SETTINGS frame), not when the socket opens: a
     // server on the wrong port accepts the socket and then fails.
