@@ -21,14 +21,20 @@ afterEach(async () => {
 async function setup(): Promise<{ server: TestServer; client: TritonClient; changes: ConnectivityChange[] }> {
   const server = await startTestServer({ stopGraceMs: 100 });
   servers.push(server);
-  const client = createTritonClient({ url: server.url, enableGpuIpc: false, channelOptions });
+  // The grpc-js channel's hook; the http2 engine's is tested in http2-engine-connection.test.ts.
+  const client = createTritonClient({
+    url: server.url,
+    enableGpuIpc: false,
+    engine: 'grpc-js',
+    channelOptions,
+  });
   clients.push(client);
   const changes: ConnectivityChange[] = [];
   client.grpc.watchConnectivity((change) => changes.push(change));
   return { server, client, changes };
 }
 
-describe('GrpcTransport connectivity', () => {
+describe('GrpcTransport connectivity (engine grpc-js)', () => {
   it('is a ConnectivitySource: idle before the first call, ready after it, each change reported in order', async () => {
     const { client, changes } = await setup();
     expect(isConnectivitySource(client.grpc)).toBe(true);

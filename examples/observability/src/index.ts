@@ -37,6 +37,7 @@ await context.with(trace.setSpan(context.active(), request), async () => {
 });
 request.end();
 
+await telemetry.flush();
 console.log('--- trace ---');
 console.log(renderTraces(telemetry.spans));
 console.log('--- /metrics ---');

@@ -9,6 +9,12 @@ export interface Telemetry {
   readonly metricsUrl: string;
   /** Every span that ended, in the order they ended (for the tree the example prints). */
   readonly spans: readonly tracing.ReadableSpan[];
+  /**
+   * Waits until the console exporter has printed every ended span. A span waits for the resource's
+   * asynchronous attributes (host and process detection) before it is exported, so on a busy
+   * machine its printout can come after calls that ended sooner.
+   */
+  flush(): Promise<void>;
   shutdown(): Promise<void>;
 }
 
@@ -37,9 +43,10 @@ export async function startTelemetry(serviceName: string): Promise<Telemetry> {
   process.env.OTEL_LOGS_EXPORTER ??= 'none';
   const prometheus = new PrometheusExporter({ preventServerStart: true });
   const collector = new SpanCollector();
+  const printed = new tracing.SimpleSpanProcessor(new tracing.ConsoleSpanExporter());
   const sdk = new NodeSDK({
     serviceName,
-    spanProcessors: [new tracing.SimpleSpanProcessor(new tracing.ConsoleSpanExporter()), collector],
+    spanProcessors: [printed, collector],
     metricReaders: [prometheus],
   });
   sdk.start();
@@ -53,6 +60,7 @@ export async function startTelemetry(serviceName: string): Promise<Telemetry> {
   return {
     metricsUrl: `http://127.0.0.1:${port}/metrics`,
     spans: collector.spans,
+    flush: () => printed.forceFlush(),
     async shutdown() {
       await new Promise((resolve) => server.close(resolve));
       await sdk.shutdown();

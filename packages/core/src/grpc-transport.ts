@@ -23,6 +23,7 @@ import { fromGrpcStatus } from './grpc-status.js';
 import { writeFrameHeader } from './h2/grpc-frames.js';
 import { H2Engine } from './h2/h2-engine.js';
 import { type H2Request, inferOverH2, streamOverH2 } from './h2/h2-infer.js';
+import { chooseEngine, h2EngineOptions, type InferenceEngine } from './h2/h2-options.js';
 import { assertSafeHeaders } from './header-values.js';
 import { grpcChannelOptions } from './internal/channel-options.js';
 import { createCredentials } from './internal/credentials.js';
@@ -63,6 +64,11 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   /** The automatic shared-memory path, when `enableGpuIpc` is on. */
   readonly sharedMemory: SharedMemoryStager | undefined;
   private readonly client: grpc.Client;
+  /**
+   * What carries inference (`infer`, `inferStream`): `http2` unless the options chose grpc-js, or
+   * gave `channelOptions` only grpc-js understands (see the `engine` option).
+   */
+  readonly engine: InferenceEngine;
   /** The lean node:http2 client that carries inference when `engine` is "http2". */
   private readonly h2: H2Engine | undefined;
   private readonly options: ResolvedGrpcTransportOptions;
@@ -84,25 +90,27 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
       channelOptions,
     );
     this.sharedMemory = options.enableGpuIpc ? new SharedMemoryStager(this, options.sharedMemory) : undefined;
+    this.engine = chooseEngine(options);
     this.h2 =
-      options.engine === 'http2'
-        ? new H2Engine(this.endpoints, {
-            secure,
-            tls: options.tls,
-            keepalive: options.keepalive,
-            compression: options.compression,
-          })
-        : undefined;
+      this.engine === 'http2' ? new H2Engine(this.endpoints, h2EngineOptions(options, secure)) : undefined;
   }
 
-  /** The channel's connectivity now; `connect: true` also dials when idle (see connectivity.ts). */
+  /**
+   * The connectivity of what carries inference (the http2 engine's connections, or the grpc-js
+   * channel) now; `connect: true` also dials when idle (see connectivity.ts).
+   */
   connectivityState(connect = false): ConnectivityState {
+    if (this.h2) return this.h2.connectivityState(connect);
     this.connectivity ??= new ChannelConnectivity(this.client.getChannel());
     return this.connectivity.connectivityState(connect);
   }
 
-  /** Reports each change of the channel's connectivity (a router ejects a target on a lost one). */
+  /**
+   * Reports each change of the connectivity of what carries inference (a router ejects a target on
+   * a lost one).
+   */
   watchConnectivity(listener: ConnectivityListener): () => void {
+    if (this.h2) return this.h2.watchConnectivity(listener);
     this.connectivity ??= new ChannelConnectivity(this.client.getChannel());
     return this.connectivity.watchConnectivity(listener);
   }

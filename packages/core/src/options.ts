@@ -30,8 +30,8 @@ function buildClientOptionsSchema(z: ZodNamespace) {
   return z
     .object({
       /**
-       * `host:port`, `grpc://host:port` (plaintext) or `grpcs://host:port` (TLS); a list of IP
-       * endpoints is balanced by grpc-js (see `loadBalancing`). `http://` and `https://` are read as
+       * `host:port`, `grpc://host:port` (plaintext) or `grpcs://host:port` (TLS); calls are spread over a list
+       * of IP endpoints (see `loadBalancing`). `http://` and `https://` are read as
        * `grpc://` and `grpcs://` (the scheme only chooses TLS): the port must still be the gRPC one
        * (Triton's 8001, not its HTTP 8000). Without a port: 8001, or 443 with TLS.
        */
@@ -41,15 +41,20 @@ function buildClientOptionsSchema(z: ZodNamespace) {
           z.array(z.string().min(1)).min(1, 'url list must not be empty'),
         ])
         .optional(),
-      /** How grpc-js spreads calls over several endpoints. @default "round_robin" */
+      /**
+       * How calls spread over several urls: `round_robin` over every reachable one, or
+       * `pick_first`, the first in the order given that is reachable, until it fails. Both engines
+       * honour it. @default "round_robin"
+       */
       loadBalancing: z.enum(['round_robin', 'pick_first']).default('round_robin'),
       /**
-       * What carries inference (ModelInfer, and ModelStreamInfer for `stream()`): `grpc-js`, or
-       * `http2`, a lean gRPC client on `node:http2` (decision 0017). Management calls and stream
-       * sessions use grpc-js either way; with several urls, `http2` spreads calls round-robin.
-       * @default "grpc-js"
+       * What carries inference (ModelInfer, and ModelStreamInfer for `stream()`): `http2`, a lean
+       * gRPC client on `node:http2` (decision 0017), or `grpc-js`. Management calls and stream
+       * sessions use grpc-js either way. Unset, it is `http2`, unless `channelOptions` holds a key
+       * the http2 engine does not honour (it honours the reconnect backoff and keepalive keys):
+       * then `grpc-js`. `http2` with such a key is refused. @default "http2"
        */
-      engine: z.enum(['grpc-js', 'http2']).default('grpc-js'),
+      engine: z.enum(['grpc-js', 'http2']).optional(),
       /** Compress requests (responses follow the server's choice). @default "none" */
       compression: z.enum(['none', 'deflate', 'gzip']).default('none'),
       /**
@@ -131,7 +136,10 @@ function buildClientOptionsSchema(z: ZodNamespace) {
           z.custom<Interceptor>((value) => typeof value === 'function', 'interceptors must be functions'),
         )
         .default([]),
-      /** Extra grpc-js channel options (advanced). */
+      /**
+       * Extra grpc-js channel options (advanced). Keys other than `grpc.initial_reconnect_backoff_ms`,
+       * `grpc.max_reconnect_backoff_ms` and `grpc.keepalive_*` move inference to grpc-js (see `engine`).
+       */
       channelOptions: z.record(z.string(), z.union([z.string(), z.number()])).default({}),
     })
     .strict();

@@ -223,7 +223,7 @@ export function startH2Call(
     if (local !== undefined) return finish(local);
     if (remote !== undefined) {
       if (remote.code === 0 && reader.partial)
-        return finish({ code: 13, details: 'the stream ended inside a message', metadata: remote.metadata });
+        return finish({ code: 15, details: 'the stream ended inside a message', metadata: remote.metadata });
       return finish(remote);
     }
     if (httpStatus !== 0 && httpStatus !== 200) {

@@ -1,6 +1,7 @@
 import type { ClientHttp2Session, SecureClientSessionOptions } from 'node:http2';
 import { createRequire } from 'node:module';
 import { checkServerIdentity } from 'node:tls';
+import type { ConnectivityState } from '../connectivity.js';
 import { loadPem } from '../internal/credentials.js';
 import type { Endpoint } from '../options.js';
 
@@ -25,6 +26,10 @@ export interface H2ConnectionOptions {
       }
     | undefined;
   keepalive: { timeMs: number; timeoutMs: number; permitWithoutCalls: boolean };
+  /** Redial backoff after a failed connect (gRPC's defaults: 1 s, growing 1.6× to 120 s, ±20%). */
+  backoff: { initialMs: number; maxMs: number };
+  /** Told after each change of `state` (the engine aggregates its connections). */
+  onStateChange?: (() => void) | undefined;
 }
 
 /**
@@ -39,30 +44,62 @@ const CONNECTION_WINDOW = 64 * 1024 * 1024;
  * One HTTP/2 connection to one endpoint, opened on first use and again after it closes or the server
  * sends GOAWAY. Pings keep it alive the way grpc-js's keepalive options say; it holds the event loop
  * only while calls are in flight.
+ *
+ * Its `state` follows gRPC's connectivity states, from the session's lifecycle:
+ * - `idle`: no session (before the first call, or after a ready one closed or got GOAWAY);
+ * - `connecting`: dialling, until the server's first SETTINGS frame arrives (`ready`);
+ * - `transient-failure`: a dial that ended before the server spoke HTTP/2 (refused, reset, TLS
+ *   refused, not an HTTP/2 server). After a backoff it dials again by itself, as grpc-js's
+ *   subchannels do; a call may dial sooner;
+ * - `shutdown`: closed for good.
  */
 export class H2Connection {
   readonly authority: string;
   readonly #options: H2ConnectionOptions;
   #session: ClientHttp2Session | undefined;
+  /** Every session not yet closed: the current one and any draining after GOAWAY. */
+  readonly #open = new Set<ClientHttp2Session>();
   /** The last connection error, for the text of the calls it fails. */
   #lastError: Error | undefined;
   #active = 0;
   #keepalive: NodeJS.Timeout | undefined;
   #closed = false;
+  #state: ConnectivityState = 'idle';
+  /** The next backoff's base, ms: grows after each failed dial, back to the initial on `ready`. */
+  #backoffMs: number;
+  #retry: NodeJS.Timeout | undefined;
 
   constructor(options: H2ConnectionOptions) {
     this.#options = options;
     const serverName = typeof options.tls === 'object' ? options.tls.serverName : undefined;
     const host = options.endpoint.host.includes(':') ? `[${options.endpoint.host}]` : options.endpoint.host;
     this.authority = serverName ?? `${host}:${options.endpoint.port}`;
+    this.#backoffMs = options.backoff.initialMs;
+  }
+
+  /** The connection's connectivity state (see the class comment). */
+  get state(): ConnectivityState {
+    return this.#state;
+  }
+
+  #setState(state: ConnectivityState): void {
+    if (this.#state === state || this.#state === 'shutdown') return;
+    this.#state = state;
+    this.#options.onStateChange?.();
+  }
+
+  /** Dials if there is no session (as a call would), without sending anything. */
+  connect(): void {
+    if (!this.#closed) this.session();
   }
 
   get lastError(): Error | undefined {
     return this.#lastError;
   }
 
-  /** The live session, connecting if there is none. */
+  /** The live session, connecting if there is none. Throws once the connection is closed. */
   session(): ClientHttp2Session {
+    if (this.#closed) throw new Error('the connection is closed');
     const current = this.#session;
     if (current !== undefined && !current.closed && !current.destroyed) return current;
     return this.#connect();
@@ -103,26 +140,66 @@ export class H2Connection {
         options.checkServerIdentity = (_host, peer) => checkServerIdentity(serverName, peer);
       }
     }
+    clearTimeout(this.#retry);
+    this.#retry = undefined;
     const session = loadHttp2().connect(`${secure ? 'https' : 'http'}://${host}:${endpoint.port}`, options);
     this.#session = session;
+    // A session drained after GOAWAY may end without a 'close' event: forget the ones destroyed.
+    for (const old of this.#open) if (old.destroyed) this.#open.delete(old);
+    this.#open.add(session);
+    // Ready once the server has spoken HTTP/2 (its SETTINGS frame), not when the socket opens: a
+    // server on the wrong port accepts the socket and then fails.
+    let ready = false;
     session.on('connect', () => {
       this.#lastError = undefined;
       session.setLocalWindowSize(CONNECTION_WINDOW);
+    });
+    session.once('remoteSettings', () => {
+      ready = true;
+      if (this.#session !== session) return;
+      this.#backoffMs = this.#options.backoff.initialMs;
+      this.#setState('ready');
     });
     session.on('error', (error: Error) => {
       this.#lastError = error;
     });
     session.on('goaway', () => {
       // No new streams on it; the next call opens a fresh connection, running ones finish here.
-      if (this.#session === session) this.#session = undefined;
+      if (this.#session !== session) return;
+      this.#session = undefined;
+      this.#lost(ready);
     });
     session.on('close', () => {
-      if (this.#session === session) this.#session = undefined;
+      this.#open.delete(session);
+      if (this.#session === session) {
+        this.#session = undefined;
+        this.#lost(ready);
+      }
       if (this.#session === undefined) this.#stopKeepalive();
     });
     if (this.#active === 0) session.unref();
     this.#startKeepalive();
+    this.#setState('connecting');
     return session;
+  }
+
+  /** The current session ended: `idle` if it had been ready, else a failed dial. */
+  #lost(wasReady: boolean): void {
+    if (this.#closed) return;
+    if (wasReady) {
+      this.#setState('idle');
+      return;
+    }
+    this.#setState('transient-failure');
+    const { maxMs } = this.#options.backoff;
+    const delay = this.#backoffMs * (0.8 + 0.4 * Math.random());
+    this.#backoffMs = Math.min(this.#backoffMs * 1.6, maxMs);
+    clearTimeout(this.#retry);
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      if (this.#state === 'transient-failure' && this.#session === undefined) this.connect();
+    }, delay);
+    this.#retry.unref();
   }
 
   #startKeepalive(): void {
@@ -155,9 +232,15 @@ export class H2Connection {
 
   /** Closes the connection; calls in flight are cancelled. */
   close(): void {
+    if (this.#closed) return;
     this.#closed = true;
+    clearTimeout(this.#retry);
+    this.#retry = undefined;
     this.#stopKeepalive();
-    this.#session?.destroy();
     this.#session = undefined;
+    for (const session of this.#open) session.destroy();
+    this.#open.clear();
+    this.#state = 'shutdown';
+    this.#options.onStateChange?.();
   }
 }

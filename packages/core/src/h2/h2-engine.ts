@@ -1,5 +1,11 @@
 import { promisify } from 'node:util';
 import { deflate, gzip } from 'node:zlib';
+import type {
+  ConnectivityChange,
+  ConnectivityListener,
+  ConnectivitySource,
+  ConnectivityState,
+} from '../connectivity.js';
 import type { Endpoint } from '../options.js';
 import { writeFrameHeader } from './grpc-frames.js';
 import { type H2Call, type H2CallOptions, type H2Status, startH2Call } from './h2-call.js';
@@ -40,21 +46,87 @@ async function compress(
 /** Responses a server-streaming call holds before it stops reading (flow control does the rest). */
 const STREAM_HIGH_WATER = 16;
 
+export interface H2EngineOptions extends Omit<H2ConnectionOptions, 'endpoint' | 'onStateChange'> {
+  compression: 'none' | 'gzip' | 'deflate';
+  /** How calls spread over several endpoints, as the option of the same name says for grpc-js. */
+  loadBalancing: 'round_robin' | 'pick_first';
+}
+
 /**
  * The lean gRPC client for inference: ModelInfer and ModelStreamInfer straight on `node:http2`, one
- * connection per endpoint, calls spread round-robin over them.
+ * connection per endpoint.
+ *
+ * Over several endpoints, `round_robin` spreads calls over every connection not in
+ * `transient-failure` (an idle one is dialled by the call that picks it); `pick_first` sends every
+ * call to the first endpoint, in the order given, whose connection is ready (else the first not
+ * failing), so it stays on one endpoint until that one fails. Connections in `transient-failure`
+ * get calls only when every connection is failing.
+ *
+ * Its connectivity (a `ConnectivitySource`, as a grpc-js channel's) aggregates the connections as
+ * gRPC's balancers do: `ready` if any is ready, else `connecting` if any is, else `idle` if any is,
+ * else `transient-failure`; `shutdown` once closed.
  */
-export class H2Engine {
+export class H2Engine implements ConnectivitySource {
   readonly #connections: H2Connection[];
+  readonly #pickFirst: boolean;
   #next = 0;
+  readonly #listeners = new Set<ConnectivityListener>();
+  #state: ConnectivityState = 'idle';
+  #closing = false;
 
-  constructor(
-    endpoints: readonly Endpoint[],
-    options: Omit<H2ConnectionOptions, 'endpoint'> & { compression: 'none' | 'gzip' | 'deflate' },
-  ) {
-    const { compression, ...connection } = options;
-    this.#connections = endpoints.map((endpoint) => new H2Connection({ ...connection, endpoint }));
+  constructor(endpoints: readonly Endpoint[], options: H2EngineOptions) {
+    const { compression, loadBalancing, ...connection } = options;
+    const onStateChange = () => this.#update();
+    this.#connections = endpoints.map(
+      (endpoint) => new H2Connection({ ...connection, endpoint, onStateChange }),
+    );
     this.#compression = compression === 'none' ? undefined : compression;
+    this.#pickFirst = loadBalancing === 'pick_first';
+  }
+
+  connectivityState(connect = false): ConnectivityState {
+    if (connect && this.#state === 'idle') {
+      // Dial as a call would: every idle endpoint for round_robin, the first idle one for pick_first.
+      for (const connection of this.#connections) {
+        if (connection.state !== 'idle') continue;
+        connection.connect();
+        if (this.#pickFirst) break;
+      }
+    }
+    return this.#state;
+  }
+
+  watchConnectivity(listener: ConnectivityListener): () => void {
+    if (this.#state !== 'shutdown') this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
+
+  #aggregate(): ConnectivityState {
+    let idle = false;
+    let connecting = false;
+    let shutdown = true;
+    for (const { state } of this.#connections) {
+      if (state === 'ready') return 'ready';
+      if (state === 'connecting') connecting = true;
+      else if (state === 'idle') idle = true;
+      if (state !== 'shutdown') shutdown = false;
+    }
+    if (shutdown) return 'shutdown';
+    return connecting ? 'connecting' : idle ? 'idle' : 'transient-failure';
+  }
+
+  /** A connection changed: report the aggregate's change, if any, to every watcher in order. */
+  #update(): void {
+    if (this.#closing) return;
+    const to = this.#aggregate();
+    const from = this.#state;
+    if (to === from) return;
+    this.#state = to;
+    const change: ConnectivityChange = { from, to };
+    for (const listener of [...this.#listeners]) listener(change);
+    if (to === 'shutdown') this.#listeners.clear();
   }
 
   #withEncoding(options: H2CallOptions): H2CallOptions {
@@ -63,8 +135,25 @@ export class H2Engine {
   }
 
   #pick(): H2Connection {
-    const connection = this.#connections[this.#next % this.#connections.length] as H2Connection;
-    this.#next = (this.#next + 1) % this.#connections.length;
+    const connections = this.#connections;
+    const count = connections.length;
+    if (count === 1) return connections[0] as H2Connection;
+    if (this.#pickFirst) {
+      let candidate: H2Connection | undefined;
+      for (const connection of connections) {
+        if (connection.state === 'ready') return connection;
+        if (candidate === undefined && connection.state !== 'transient-failure') candidate = connection;
+      }
+      return candidate ?? (connections[0] as H2Connection);
+    }
+    for (let tried = 0; tried < count; tried++) {
+      const connection = connections[this.#next] as H2Connection;
+      this.#next = (this.#next + 1) % count;
+      if (connection.state !== 'transient-failure') return connection;
+    }
+    // Every endpoint is failing: the call dials the next one (and fails if it is still down).
+    const connection = connections[this.#next] as H2Connection;
+    this.#next = (this.#next + 1) % count;
     return connection;
   }
 
@@ -163,7 +252,11 @@ export class H2Engine {
     }
   }
 
+  /** Closes every connection (calls in flight are cancelled); watchers see `shutdown` last. */
   close(): void {
+    this.#closing = true;
     for (const connection of this.#connections) connection.close();
+    this.#closing = false;
+    this.#update();
   }
 }

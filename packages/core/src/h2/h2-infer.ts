@@ -11,7 +11,7 @@ import { explainFailedConnect } from '../internal/http1-probe.js';
 import { parseModelInferResponse } from '../internal/infer-wire.js';
 import { headerCarrier, RPC_SERVICE, startRpcSpan } from '../internal/tracing.js';
 import type { Endpoint } from '../options.js';
-import type { H2Engine, H2StatusError } from './h2-engine.js';
+import { type H2Engine, H2StatusError } from './h2-engine.js';
 
 /** One request on ModelStreamInfer, whichever engine carries it. */
 export interface OneRequestStream {
@@ -94,7 +94,20 @@ export function streamOverH2(
     maxMessageBytes: site.maxMessageBytes,
   });
   async function* messages(): AsyncIterable<ModelStreamInferResponse> {
-    for await (const frame of frames) yield fromBinary(ModelStreamInferResponseSchema, frame);
+    for await (const frame of frames) {
+      let message: ModelStreamInferResponse;
+      try {
+        message = fromBinary(ModelStreamInferResponseSchema, frame);
+      } catch (error) {
+        // grpc-js's wording for an answer that does not parse, which the error mapping reads as DATA_LOSS.
+        throw new H2StatusError({
+          code: 13,
+          details: `Response message parsing error: ${(error as Error).message}`,
+          metadata: {},
+        });
+      }
+      yield message;
+    }
   }
   let ended = false;
   return {
