@@ -54,6 +54,9 @@ export function createHandlers(env: HandlerEnvironment) {
           name: index === 0 ? 'primary' : `secondary-${index}`,
           transport: client.grpc,
         })),
+        // Instances are short-lived and hand the breakers' state to the next one: an open breaker
+        // stays open for 30 s, across cold starts, before a probe tries the replica again.
+        breaker: { openMs: 30_000 },
         ...(routerState === undefined ? {} : { initialState: routerState }),
       });
       const batcher = createMicroBatcher(router, { flush: 'adaptive' });

@@ -31,6 +31,19 @@ describe('runScript', () => {
       expect(run.code).toBe(3);
       expect(run.stdout).toContain('ready');
       expect(run.markedAt).toBeDefined();
+      expect(run.killed).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('kills a script that does not exit by itself after killAfterMs, and says so', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'infergate-run-script-'));
+    try {
+      const script = join(dir, 'forever.ts');
+      await writeFile(script, "setInterval(() => {}, 1_000);\nconsole.log('started');\n");
+      const run = await runScript(script, { cwd: ROOT, killAfterMs: 3_000 });
+      expect(run).toMatchObject({ killed: true, code: null });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { ErrorCode, InfergateError } from '@infergate/core';
 
 export interface RunScriptOptions {
@@ -22,6 +23,8 @@ export interface ScriptRun {
   /** When `marker` first appeared on stdout (Date.now()), if it did. */
   markedAt: number | undefined;
   exitedAt: number;
+  /** True when the script did not exit by itself and was killed after `killAfterMs`. */
+  killed: boolean;
 }
 
 /**
@@ -31,19 +34,27 @@ export interface ScriptRun {
  * cannot be started the promise rejects (FAILED_PRECONDITION) instead of crashing the process.
  */
 export function runScript(script: string, options: RunScriptOptions): Promise<ScriptRun> {
-  // tsx's CLI run by this very Node (a test on Node 24 runs its script on Node 24 too).
-  const cli = join(options.cwd, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-  if (!existsSync(cli)) {
+  // tsx's loader in this very Node (a test on Node 24 runs its script on Node 24 too), in one
+  // process: the tsx CLI would start the script in a second one, which a kill of the first leaves
+  // running with the output pipes open.
+  const loader = join(options.cwd, 'node_modules', 'tsx', 'dist', 'loader.mjs');
+  if (!existsSync(loader)) {
     return Promise.reject(
       new InfergateError(
         ErrorCode.FailedPrecondition,
-        `runScript could not start tsx in ${options.cwd} (${cli} is missing); install tsx there`,
+        `runScript could not start tsx in ${options.cwd} (${loader} is missing); install tsx there`,
       ),
     );
   }
   const child = spawn(
     process.execPath,
-    [cli, '--conditions=@infergate/source', script, ...(options.args ?? [])],
+    [
+      '--import',
+      pathToFileURL(loader).href,
+      '--conditions=@infergate/source',
+      script,
+      ...(options.args ?? []),
+    ],
     {
       cwd: options.cwd,
       env: options.env ?? process.env,
@@ -61,7 +72,11 @@ export function runScript(script: string, options: RunScriptOptions): Promise<Sc
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  const killer = setTimeout(() => child.kill('SIGKILL'), options.killAfterMs ?? 15_000);
+  let killed = false;
+  const killer = setTimeout(() => {
+    killed = true;
+    child.kill('SIGKILL');
+  }, options.killAfterMs ?? 15_000);
   return new Promise((resolve, reject) => {
     let exitedAt = 0;
     child.once('error', (error: NodeJS.ErrnoException) => {
@@ -80,7 +95,7 @@ export function runScript(script: string, options: RunScriptOptions): Promise<Sc
     // 'close' comes after the output streams ended: everything the script printed is in.
     child.once('close', (code) => {
       clearTimeout(killer);
-      resolve({ code, stdout, stderr, markedAt, exitedAt: exitedAt || Date.now() });
+      resolve({ code, stdout, stderr, markedAt, exitedAt: exitedAt || Date.now(), killed });
     });
   });
 }
