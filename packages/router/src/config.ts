@@ -142,7 +142,11 @@ export const routerOptionsShape = {
     maxDelayMs: 2_000,
     budget: { ratio: 0.2, minPerSecond: 10, windowMs: 10_000 },
   }),
-  /** Deadline of one attempt, in ms (the call's own `timeoutMs` bounds all attempts). @default none */
+  /**
+   * Deadline of one attempt, in ms (the call's own `timeoutMs` bounds all attempts). It moves a call
+   * on to another target: the last candidate left for a call that failed elsewhere gets the rest of
+   * the call's `timeoutMs` instead, when the call has one. @default none
+   */
   attemptTimeoutMs: z.number().int().positive().optional(),
   /** When every breaker is open: fail at once with BREAKER_OPEN, or try the least recently failed target. @default "fail-fast" */
   whenAllOpen: z.enum(['fail-fast', 'least-recently-failed']).default('fail-fast'),

@@ -300,6 +300,86 @@ describe('deadlines and aborts hold when a target ignores its signal', () => {
   });
 });
 
+describe('the last candidate left for a call gets the rest of its deadline', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 1_000_000 });
+  });
+
+  /** Answers `ok(name)` after `ms` (ignoring its signal), recording the timeoutMs it was given. */
+  function slowTarget(name: string, ms: number): FakeTarget & { timeouts: (number | undefined)[] } {
+    const timeouts: (number | undefined)[] = [];
+    const inner = fakeTarget(() => new Promise<Answer>((resolve) => setTimeout(() => resolve(ok(name)), ms)));
+    return {
+      timeouts,
+      get calls() {
+        return inner.calls;
+      },
+      infer(sent, options) {
+        timeouts.push(options?.timeoutMs);
+        return inner.infer(sent, options);
+      },
+      stream: inner.stream,
+    };
+  }
+
+  it('a fallback slower than attemptTimeoutMs still answers the calls a blackhole sent it', async () => {
+    const a = slowTarget('a', 60_000); // a blackhole: never answers within any deadline
+    const b = slowTarget('b', 300); // healthy, but busy with the whole failover wave
+    const routed = router({
+      targets: [
+        { name: 'a', transport: a },
+        { name: 'b', transport: b },
+      ],
+      attemptTimeoutMs: 100,
+    });
+    const answer = routed.infer(request, { timeoutMs: 2_000 }).then(
+      (response) => response.id,
+      (error: InfergateError) => error.code,
+    );
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(await answer).toBe('b');
+    // a, with b behind it, was cut at the attempt timeout; b, the last one left, got the rest.
+    expect(a.timeouts).toEqual([100]);
+    expect(b.timeouts).toHaveLength(1);
+    expect(b.timeouts[0]).toBeGreaterThan(100);
+  });
+
+  it('a last resort that hangs to the deadline counts against its breaker like a timed-out attempt', async () => {
+    const a = fakeTarget(() => unavailable());
+    const b = slowTarget('b', 60_000);
+    const routed = router({
+      targets: [
+        { name: 'a', transport: a },
+        { name: 'b', transport: b },
+      ],
+      attemptTimeoutMs: 100,
+    });
+    const outcomes: string[] = [];
+    routed.on('attempt', ({ target, outcome }) => outcomes.push(`${target}:${outcome}`));
+    const answer = routed.infer(request, { timeoutMs: 500 }).catch((error: InfergateError) => error.code);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(await answer).toBe(ErrorCode.DeadlineExceeded);
+    expect(outcomes).toEqual(['a:failure', 'b:failure']);
+  });
+
+  it('without a call deadline the last resort keeps attemptTimeoutMs (every wait has a bound)', async () => {
+    const a = fakeTarget(() => unavailable());
+    const b = slowTarget('b', 60_000);
+    const routed = router({
+      targets: [
+        { name: 'a', transport: a },
+        { name: 'b', transport: b },
+      ],
+      attemptTimeoutMs: 100,
+      retry: { maxRetries: 0 },
+    });
+    const answer = routed.infer(request).catch((error: InfergateError) => error.code);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await answer).toBe(ErrorCode.DeadlineExceeded);
+    expect(b.timeouts).toEqual([100]);
+  });
+});
+
 describe('close', () => {
   it('stops the router but leaves the transports it was handed open', async () => {
     let closed = 0;

@@ -38,6 +38,27 @@ type AttemptResult<R, T> =
 
 type AttemptFunction<R, T> = (target: T, options: CallOptions, handle: AttemptHandle<T>) => Promise<R>;
 
+/**
+ * The attempt timeout is there to move a call on to another target. A target that has not failed
+ * this call, tried after another did, with no other candidate left that could take the call, has
+ * nowhere to move it to: it gets the rest of the call's deadline (only when the call has one).
+ * Cutting it short would fail calls a healthy fallback is still serving — a whole failover wave
+ * queued on it at once — and eject the one target left for queueing them.
+ */
+function lastResort<T extends RouteTarget>(
+  target: T,
+  candidates: readonly T[],
+  failed: ReadonlySet<T>,
+  minContext: number | undefined,
+  policy: ExecutePolicy<T>,
+  callScope: CallScope,
+): boolean {
+  if (callScope.deadline === undefined || failed.has(target)) return false;
+  return !candidates.some(
+    (other) => other !== target && canTake(other, failed, minContext) && policy.exclude?.has(other) !== true,
+  );
+}
+
 /** No target failed this call yet (most calls): nothing allocated. */
 const NONE: ReadonlySet<never> = new Set();
 
@@ -202,6 +223,7 @@ export class RouteEngine<T extends RouteTarget> {
           attempt,
           keepOpen,
           policy,
+          failed !== undefined && lastResort(target, candidates, failed, minContext, policy, callScope),
         );
         if (result.ok) return { value: result.value, handle: result.handle };
         lastError = result.error;
@@ -288,9 +310,11 @@ export class RouteEngine<T extends RouteTarget> {
     run: AttemptFunction<R, T>,
     keepOpen: boolean,
     policy: ExecutePolicy<T>,
+    last = false,
   ): Promise<AttemptResult<R, T>> {
+    const attemptTimeoutMs = this.#options.attemptTimeoutMs;
     const { handle, options } = openAttempt(call, callScope, target, permit, attempt, keepOpen, {
-      attemptTimeoutMs: this.#options.attemptTimeoutMs,
+      attemptTimeoutMs: last ? undefined : attemptTimeoutMs,
       span: this.#telemetry.startAttempt(target.name, attempt),
       load: this.load.get(target.name, policy.model),
     });
@@ -307,7 +331,15 @@ export class RouteEngine<T extends RouteTarget> {
       return { ok: true, value, handle };
     } catch (thrown) {
       const failure = this.classify(handle, thrown);
-      await this.finish(handle, failure.errorClass, failure.error);
+      // A last resort that outlived the attempt timeout and then the call's deadline (not an abort
+      // by the caller) was as slow as a timed-out attempt: its breaker hears of it as one.
+      const slow =
+        last &&
+        failure.errorClass === 'cancelled' &&
+        call.signal?.aborted !== true &&
+        attemptTimeoutMs !== undefined &&
+        performance.now() - handle.started >= attemptTimeoutMs;
+      await this.finish(handle, slow ? 'failure' : failure.errorClass, failure.error);
       return { ok: false, ...failure };
     }
   }

@@ -6,7 +6,13 @@ import { performance } from 'node:perf_hooks';
 import type { MicroBatcher } from '@infergate/batcher';
 import { buildInferRequest, InfergateError, InferResult } from '@infergate/core';
 import { createRouter } from '@infergate/router';
-import { type CallOutcome, ranTwiceWithoutRetry, startChaosRig, tally } from '../chaos-rig.js';
+import {
+  type AttemptLog,
+  type CallOutcome,
+  ranTwiceWithoutRetry,
+  startChaosRig,
+  tally,
+} from '../chaos-rig.js';
 import { type ServerProcess, startServerProcess } from '../server-process.js';
 
 const scenario = process.argv[2] ?? '';
@@ -30,6 +36,16 @@ function summary(outcomes: readonly CallOutcome[], deadlineMs: number, extra: Re
     notOwnRow: outcomes.filter((outcome) => outcome.result === 'ok' && !outcome.ownRow).length,
     ...extra,
   };
+}
+
+/** Counts calls by the attempts they made (`a:DEADLINE_EXCEEDED,b:ok`). */
+function paths(outcomes: readonly CallOutcome[], attempts: AttemptLog): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const outcome of outcomes) {
+    const path = (attempts.get(outcome.id) ?? []).join(',') || 'none';
+    counts[path] = (counts[path] ?? 0) + 1;
+  }
+  return counts;
 }
 
 async function kill(): Promise<Record<string, unknown>> {
@@ -81,6 +97,12 @@ async function blackhole(): Promise<Record<string, unknown>> {
     ranOnA,
     aBreaker,
     alone,
+    // How the calls that did not end ok went (`a:DEADLINE_EXCEEDED,b:DEADLINE_EXCEEDED`: count), so
+    // a failing run says where they waited.
+    notOk: paths(
+      outcomes.filter((outcome) => outcome.result !== 'ok'),
+      rig.attempts,
+    ),
   });
 }
 
