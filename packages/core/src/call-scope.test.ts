@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createCallScope, NO_SCOPE, sleep } from './call-scope.js';
+import { createCallScope, NO_SCOPE, raceSignal, sleep } from './call-scope.js';
 import { ErrorCode, InfergateError } from './errors.js';
 
 describe('createCallScope', () => {
@@ -83,5 +83,40 @@ describe('sleep', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('raceSignal', () => {
+  it('returns the work itself without a signal, and its value while the signal holds', async () => {
+    const work = Promise.resolve(7);
+    expect(raceSignal(work, undefined)).toBe(work);
+    expect(await raceSignal(Promise.resolve(8), new AbortController().signal)).toBe(8);
+  });
+
+  it('rejects with the typed reason at the abort, without waiting for the work', async () => {
+    const controller = new AbortController();
+    const raced = raceSignal(new Promise<number>(() => {}), controller.signal);
+    controller.abort();
+    await expect(raced).rejects.toMatchObject({ code: ErrorCode.Cancelled });
+  });
+
+  it('hands a success that came after the abort to onLateSuccess, and drops a late failure', async () => {
+    const controller = new AbortController();
+    let finish: (value: string) => void = () => {};
+    const undone: string[] = [];
+    const raced = raceSignal(
+      new Promise<string>((resolve) => {
+        finish = resolve;
+      }),
+      controller.signal,
+      (value) => undone.push(value),
+    );
+    controller.abort();
+    await expect(raced).rejects.toBeInstanceOf(InfergateError);
+    finish('reservation-1');
+    await expect.poll(() => undone).toEqual(['reservation-1']);
+    // An already-aborted signal: nothing is awaited, and a late failure is not unhandled.
+    const late = raceSignal(Promise.reject(new Error('late')), controller.signal);
+    await expect(late).rejects.toMatchObject({ code: ErrorCode.Cancelled });
   });
 });

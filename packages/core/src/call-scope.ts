@@ -65,14 +65,25 @@ export function checkTimeoutMs(timeoutMs: number | undefined, what = 'timeoutMs'
   }
 }
 
-function raceSignal<T>(signal: AbortSignal, work: Promise<T>): Promise<T> {
+/**
+ * Settles with `work`, or rejects with the signal's typed reason (CANCELLED or DEADLINE_EXCEEDED) as
+ * soon as `signal` aborts, without waiting for `work`. Work already sent cannot be recalled: when it
+ * still succeeds after the abort, `onLateSuccess` gets its value to undo it (best effort: what it
+ * throws or rejects with is dropped). Without a signal, `work` itself is returned.
+ */
+export function raceSignal<T>(
+  work: Promise<T>,
+  signal: AbortSignal | undefined,
+  onLateSuccess?: (value: T) => unknown,
+): Promise<T> {
+  if (signal === undefined) return work;
   if (signal.aborted) {
-    work.catch(noop);
+    afterAbort(work, onLateSuccess);
     return Promise.reject(abortError(signal));
   }
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => {
-      work.catch(noop);
+      afterAbort(work, onLateSuccess);
       reject(abortError(signal));
     };
     signal.addEventListener('abort', onAbort, { once: true });
@@ -87,6 +98,21 @@ function raceSignal<T>(signal: AbortSignal, work: Promise<T>): Promise<T> {
       },
     );
   });
+}
+
+/** What happens to work the caller stopped waiting for: its failure is dropped, its success undone. */
+function afterAbort<T>(work: Promise<T>, onLateSuccess: ((value: T) => unknown) | undefined): void {
+  if (onLateSuccess === undefined) {
+    work.catch(noop);
+    return;
+  }
+  work.then((value) => {
+    try {
+      Promise.resolve(onLateSuccess(value)).catch(noop);
+    } catch {
+      // Undoing is best effort.
+    }
+  }, noop);
 }
 
 /**
@@ -104,7 +130,7 @@ export function createCallScope(options: CallScopeOptions = {}): CallScope {
       remainingMs: () => undefined,
       timedOut: () => false,
       abort: noop,
-      race: (work) => raceSignal(parent, work),
+      race: (work) => raceSignal(work, parent),
       dispose: noop,
     };
   }
@@ -145,7 +171,7 @@ export function createCallScope(options: CallScopeOptions = {}): CallScope {
       if (signal.aborted) return;
       controller.abort(reason ?? new InfergateError(ErrorCode.Cancelled, `${what} was cancelled`));
     },
-    race: (work) => raceSignal(signal, work),
+    race: (work) => raceSignal(work, signal),
     dispose,
   };
 }

@@ -1,7 +1,7 @@
 export type { BatchShare } from './batch-share.js';
 export { BATCH_SHARE_CONTEXT, batchShareOf, reportBatchShare } from './batch-share.js';
 export type { CallScope, CallScopeOptions } from './call-scope.js';
-export { checkTimeoutMs, createCallScope, NO_SCOPE, sleep } from './call-scope.js';
+export { checkTimeoutMs, createCallScope, NO_SCOPE, raceSignal, sleep } from './call-scope.js';
 export type { CallSlo } from './call-slo.js';
 export { CALL_SLO_CONTEXT, callSloOf } from './call-slo.js';
 export type { ModelMetadata, ModelOptions, ServerMetadata, TensorMetadata } from './client.js';

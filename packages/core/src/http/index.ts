@@ -1,7 +1,7 @@
 // @infergate/core/http — KServe v2 HTTP/REST over fetch. Nothing imported from here reaches
 // `node:` modules, grpc-js or Buffer, so a Worker, Deno or Bun bundle of it stays small and runs.
 export type { CallScope, CallScopeOptions } from '../call-scope.js';
-export { checkTimeoutMs, createCallScope, NO_SCOPE, sleep } from '../call-scope.js';
+export { checkTimeoutMs, createCallScope, NO_SCOPE, raceSignal, sleep } from '../call-scope.js';
 export type { ModelMetadata, ModelOptions, ServerMetadata, TensorMetadata } from '../client.js';
 export { decodeBytesElements, decodeTensorData, encodeBytesElements, encodeTensor } from '../codec.js';
 export type { DataType } from '../datatype.js';
