@@ -73,6 +73,16 @@ interface BareServer {
   kill(): Promise<void>;
 }
 
+/** Answers a gRPC call on a bare node:http2 server: one framed message, then status 0 in trailers. */
+function answerOk(stream: ServerHttp2Stream, message: Uint8Array): void {
+  const framed = Buffer.alloc(5 + message.byteLength);
+  framed.writeUInt32BE(message.byteLength, 1);
+  framed.set(message, 5);
+  stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+  stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+  stream.end(framed);
+}
+
 async function bareServer(id: number): Promise<BareServer> {
   const server: Http2Server = createServer();
   const sessions = new Set<Http2Session>();
@@ -102,12 +112,7 @@ async function bareServer(id: number): Promise<BareServer> {
           rawOutputContents: [new Uint8Array([id])],
         }),
       );
-      const framed = Buffer.alloc(5 + message.byteLength);
-      framed.writeUInt32BE(message.byteLength, 1);
-      framed.set(message, 5);
-      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
-      stream.end(framed);
+      answerOk(stream, message);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -195,12 +200,7 @@ describe('http2 engine connectivity', () => {
           ModelInferResponseSchema,
           create(ModelInferResponseSchema, { modelName: 'm' }),
         );
-        const framed = Buffer.alloc(5 + message.byteLength);
-        framed.writeUInt32BE(message.byteLength, 1);
-        framed.set(message, 5);
-        stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-        stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
-        stream.end(framed);
+        answerOk(stream, message);
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
