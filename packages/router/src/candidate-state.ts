@@ -26,22 +26,18 @@ export function connectionLost(target: RouteTarget, now: number): boolean {
 
 /**
  * Whether this pass should skip candidates whose connection was just lost: only when one of them
- * is, and another candidate that has not failed this call, is not lost and is not excluded can
- * take the call (a lost target is still better than none).
+ * is, and another candidate that has not failed this call and is not lost can take the call (a
+ * lost target is still better than none). The candidates come without the call's excluded targets.
  */
 export function avoidLost<T extends RouteTarget>(
   candidates: readonly T[],
   failed: ReadonlySet<T>,
   minContext: number | undefined,
-  exclude: ReadonlySet<T> | undefined,
   now: number,
 ): boolean {
   // Most passes: no target lost, one cheap look at each.
   if (!candidates.some((target) => connectionLost(target, now))) return false;
-  return candidates.some(
-    (target) =>
-      !connectionLost(target, now) && canTake(target, failed, minContext) && exclude?.has(target) !== true,
-  );
+  return candidates.some((target) => !connectionLost(target, now) && canTake(target, failed, minContext));
 }
 
 /**

@@ -50,13 +50,10 @@ function lastResort<T extends RouteTarget>(
   candidates: readonly T[],
   failed: ReadonlySet<T>,
   minContext: number | undefined,
-  policy: ExecutePolicy<T>,
   callScope: CallScope,
 ): boolean {
   if (callScope.deadline === undefined || failed.has(target)) return false;
-  return !candidates.some(
-    (other) => other !== target && canTake(other, failed, minContext) && policy.exclude?.has(other) !== true,
-  );
+  return !candidates.some((other) => other !== target && canTake(other, failed, minContext));
 }
 
 /** No target failed this call yet (most calls): nothing allocated. */
@@ -184,9 +181,7 @@ export class RouteEngine<T extends RouteTarget> {
       // A target whose connection was just lost (its redial not answered yet) is passed over while
       // another can take the call: the lost connection is the first sign of a crash.
       const skipLost =
-        !allowLost &&
-        pinned === undefined &&
-        avoidLost(candidates, avoid ?? NONE, minContext, policy.exclude, now);
+        !allowLost && pinned === undefined && avoidLost(candidates, avoid ?? NONE, minContext, now);
       let tried = 0;
       for (const target of candidates) {
         if (!fits(target, minContext)) continue;
@@ -223,7 +218,7 @@ export class RouteEngine<T extends RouteTarget> {
           attempt,
           keepOpen,
           policy,
-          failed !== undefined && lastResort(target, candidates, failed, minContext, policy, callScope),
+          failed !== undefined && lastResort(target, candidates, failed, minContext, callScope),
         );
         if (result.ok) return { value: result.value, handle: result.handle };
         lastError = result.error;
