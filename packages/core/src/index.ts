@@ -65,6 +65,8 @@ export { InferResult, OutputTensor } from './result.js';
 export { sdkTracer } from './sdk-tracer.js';
 export type { SequenceOptions } from './sequence.js';
 export { newSequenceId, Sequence } from './sequence.js';
+export type { ServerSentEvent, ServerSentEventsOptions } from './server-sent-events.js';
+export { parseServerSentEvents } from './server-sent-events.js';
 export type { LogSettings, TraceSettings, TraceSettingsOptions, TraceSettingsUpdate } from './settings.js';
 export type {
   CudaRegionStatus,

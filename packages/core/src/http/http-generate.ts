@@ -1,9 +1,9 @@
 import type { ModelOptions } from '../client.js';
 import { ErrorCode, InfergateError, type InfergateErrorOptions } from '../errors.js';
 import { classifyStreamError } from '../internal/triton-messages.js';
+import { parseServerSentEvents } from '../server-sent-events.js';
 import { fromFetchFailure } from './http-status.js';
 import { type HttpTransport, modelPath } from './http-transport.js';
-import { sseData } from './internal/sse-reader.js';
 
 /**
  * A request to Triton's generate extension: each key that names a model input becomes that input
@@ -87,7 +87,10 @@ export async function* generateStream(
   try {
     const body = open.response.body;
     if (body === null) return;
-    for await (const data of sseData(body, http.options.maxEventBytes, open.scope.race)) {
+    for await (const { data } of parseServerSentEvents(body, {
+      maxEventChars: http.options.maxEventBytes,
+      race: open.scope.race,
+    })) {
       let json: unknown;
       try {
         json = JSON.parse(data);

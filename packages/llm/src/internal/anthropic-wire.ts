@@ -1,4 +1,4 @@
-import { ErrorCode, InfergateError } from '@infergate/core';
+import { ErrorCode, InfergateError, parseServerSentEvents } from '@infergate/core';
 import { anthropicMessageSchema, anthropicStreamEventSchema } from '../anthropic-schemas.js';
 import type { ResolvedHttpOptions } from '../model-options.js';
 import { codeForStreamError } from '../provider-errors.js';
@@ -8,7 +8,6 @@ import { parseJson } from './http-request.js';
 import { httpChatSite, postChat, streamEndedEarly, withCommonFields } from './post-chat.js';
 import { redactSecrets } from './redact.js';
 import { type ChatCall, type StreamProgress, type StreamSummary, wireChatModel } from './run-chat.js';
-import { parseSse } from './sse.js';
 import { validateWire } from './validate.js';
 
 /** Everything the Anthropic wire needs, resolved from the adapter's options. */
@@ -118,7 +117,7 @@ export function anthropicWireChatModel(config: AnthropicWireSettings): ChatModel
     let startUsage: AnthropicUsageWire | undefined;
     let deltaUsage: AnthropicUsageWire | undefined;
     let stopped = false;
-    for await (const frame of parseSse(response.body as ReadableStream<Uint8Array>)) {
+    for await (const frame of parseServerSentEvents(response.body as ReadableStream<Uint8Array>)) {
       const json = parseJson(frame.data, `a '${frame.event}' event`, PROVIDER);
       const type = (json as { type?: unknown } | null)?.type;
       if (typeof type !== 'string' || !KNOWN_EVENTS.has(type)) continue;

@@ -1,4 +1,4 @@
-import { ErrorCode, InfergateError } from '@infergate/core';
+import { ErrorCode, InfergateError, parseServerSentEvents } from '@infergate/core';
 import type { ResolvedHttpOptions } from '../model-options.js';
 import {
   openAIChatChunkSchema,
@@ -12,7 +12,6 @@ import { parseJson } from './http-request.js';
 import { httpChatSite, postChat, streamEndedEarly, withCommonFields } from './post-chat.js';
 import { redactSecrets } from './redact.js';
 import { type ChatCall, type StreamProgress, type StreamSummary, wireChatModel } from './run-chat.js';
-import { parseSse } from './sse.js';
 import { validateWire } from './validate.js';
 
 /** Everything that differs between OpenAI proper and an OpenAI-compatible server. */
@@ -120,7 +119,7 @@ export function openAIWireChatModel(config: OpenAIWireSettings): ChatModel {
     let rawFinishReason: string | undefined;
     let usageWire: OpenAIUsageWire | undefined;
     let done = false;
-    for await (const frame of parseSse(response.body as ReadableStream<Uint8Array>)) {
+    for await (const frame of parseServerSentEvents(response.body as ReadableStream<Uint8Array>)) {
       if (frame.data.trim() === '[DONE]') {
         done = true;
         break;

@@ -1,6 +1,6 @@
-import { ErrorCode } from '@infergate/core';
 import { describe, expect, it } from 'vitest';
-import { parseSse, type SseEvent } from './internal/sse.js';
+import { ErrorCode } from './errors.js';
+import { parseServerSentEvents, type ServerSentEvent } from './server-sent-events.js';
 
 function body(chunks: string[]): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
@@ -12,13 +12,13 @@ function body(chunks: string[]): ReadableStream<Uint8Array> {
   });
 }
 
-async function events(chunks: string[]): Promise<SseEvent[]> {
-  const out: SseEvent[] = [];
-  for await (const event of parseSse(body(chunks))) out.push(event);
+async function events(chunks: string[]): Promise<ServerSentEvent[]> {
+  const out: ServerSentEvent[] = [];
+  for await (const event of parseServerSentEvents(body(chunks))) out.push(event);
   return out;
 }
 
-describe('parseSse', () => {
+describe('parseServerSentEvents', () => {
   it('parses named events, comments and multi-line data across chunk borders', async () => {
     expect(
       await events([': keep-alive\n\nevent: ping\nda', 'ta: {"a":1}\n\ndata: x\ndata: y\r', '\n\r\n']),
@@ -37,8 +37,8 @@ describe('parseSse', () => {
         controller.close();
       },
     });
-    const out: SseEvent[] = [];
-    for await (const event of parseSse(stream)) out.push(event);
+    const out: ServerSentEvent[] = [];
+    for await (const event of parseServerSentEvents(stream)) out.push(event);
     expect(out).toEqual([{ event: 'message', data: 'héllo' }]);
   });
 
@@ -56,7 +56,7 @@ describe('parseSse', () => {
         cancelled = true;
       },
     });
-    for await (const _event of parseSse(stream)) break;
+    for await (const _event of parseServerSentEvents(stream)) break;
     expect(cancelled).toBe(true);
   });
 
@@ -75,7 +75,7 @@ describe('parseSse', () => {
       },
     });
     const reading = (async () => {
-      for await (const _event of parseSse(endless, 64 * 1024)) {
+      for await (const _event of parseServerSentEvents(endless, { maxEventChars: 64 * 1024 })) {
         /* never reached */
       }
     })();
@@ -87,7 +87,7 @@ describe('parseSse', () => {
     const lines = Array.from({ length: 100 }, () => `data: ${'y'.repeat(100)}\n`);
     await expect(
       (async () => {
-        for await (const _event of parseSse(body(lines), 5_000)) {
+        for await (const _event of parseServerSentEvents(body(lines), { maxEventChars: 5_000 })) {
           /* never reached */
         }
       })(),
@@ -96,11 +96,41 @@ describe('parseSse', () => {
     expect(
       (
         await (async () => {
-          const out: SseEvent[] = [];
-          for await (const event of parseSse(body([...lines, '\n']), 100_000)) out.push(event);
+          const out: ServerSentEvent[] = [];
+          for await (const event of parseServerSentEvents(body([...lines, '\n']), { maxEventChars: 100_000 }))
+            out.push(event);
           return out;
         })()
       ).length,
     ).toBe(1);
+  });
+
+  it('reads a last data line without a space or blank line, and ends a hanging read through race', async () => {
+    expect(await events(['data: {"a":', '1}\n\n', 'data:z'])).toEqual([
+      { event: 'message', data: '{"a":1}' },
+      { event: 'message', data: 'z' },
+    ]);
+    let cancelled = false;
+    const hanging = new ReadableStream<Uint8Array>({
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const controller = new AbortController();
+    const race = <T>(work: Promise<T>) =>
+      Promise.race([
+        work,
+        new Promise<never>((_resolve, reject) => {
+          controller.signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true });
+        }),
+      ]);
+    const reading = (async () => {
+      for await (const _event of parseServerSentEvents(hanging, { race })) {
+        /* never reached */
+      }
+    })();
+    controller.abort();
+    await expect(reading).rejects.toThrow('stopped');
+    expect(cancelled).toBe(true);
   });
 });

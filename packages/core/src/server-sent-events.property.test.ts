@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseSse, type SseEvent } from './sse.js';
+import { parseServerSentEvents, type ServerSentEvent } from './server-sent-events.js';
 
 /** Field values hold no line breaks (the format cannot carry them); anything else goes, emoji too. */
 const valueArbitrary = fc
@@ -20,7 +20,7 @@ const newline = fc.constantFrom('\n', '\r\n', '\r');
 function serialize(
   events: readonly { event: string | undefined; lines: readonly string[]; comment: boolean }[],
   ends: readonly string[],
-): { bytes: Uint8Array; expected: SseEvent[] } {
+): { bytes: Uint8Array; expected: ServerSentEvent[] } {
   let text = '';
   let endIndex = 0;
   let previous = '';
@@ -67,8 +67,8 @@ describe('SSE parser (property)', () => {
         fc.array(fc.nat(), { maxLength: 12 }),
         async (events, ends, cuts) => {
           const { bytes, expected } = serialize(events, ends);
-          const seen: SseEvent[] = [];
-          for await (const event of parseSse(chunked(bytes, cuts))) seen.push(event);
+          const seen: ServerSentEvent[] = [];
+          for await (const event of parseServerSentEvents(chunked(bytes, cuts))) seen.push(event);
           expect(seen).toEqual(expected);
         },
       ),
