@@ -138,6 +138,8 @@ async function openLoop(
   /** Per run, kill → each step of the gap (ms): see `GapSteps`. */
   const steps: GapSteps[] = [];
   let serverRuntime = '';
+  /** Per run, this process's CPU time (ms) from b's first batch handed to its channel to its flush. */
+  const flushCpuMs: number[] = [];
   for (let run = 0; run < runs; run++) {
     const servers = await Promise.all([startServer(), startServer()]);
     const [a, b] = servers as [ServerProcess, ServerProcess];
@@ -161,6 +163,7 @@ async function openLoop(
       firstOnB: Number.POSITIVE_INFINITY,
     };
     let killAt = Number.POSITIVE_INFINITY;
+    let flushCpu = Number.NaN;
     const first = (step: keyof GapSteps) => {
       if (killAt !== Number.POSITIVE_INFINITY && at[step] === Number.POSITIVE_INFINITY)
         at[step] = performance.now();
@@ -187,8 +190,16 @@ async function openLoop(
     const channelB = rig.clients[1]?.grpc as InferTransport;
     const channelInfer = channelB.infer.bind(channelB);
     channelB.infer = (request, options) => {
-      if (killAt !== Number.POSITIVE_INFINITY && at.batchToB === Number.POSITIVE_INFINITY)
-        setImmediate(() => first('batchFlushed'));
+      if (killAt !== Number.POSITIVE_INFINITY && at.batchToB === Number.POSITIVE_INFINITY) {
+        // The CPU time this process spends before that immediate phase (the rest of the failure
+        // wave: other calls failing on a and moving to b), which the batch waits for.
+        const cpu = process.cpuUsage();
+        setImmediate(() => {
+          first('batchFlushed');
+          const spent = process.cpuUsage(cpu);
+          flushCpu = (spent.user + spent.system) / 1000;
+        });
+      }
       first('batchToB');
       return channelInfer(request, options);
     };
@@ -239,13 +250,14 @@ async function openLoop(
         Object.entries(at).map(([key, value]) => [key, Math.round((value - killAt) * 10) / 10]),
       ) as unknown as GapSteps;
       steps.push(step);
+      flushCpuMs.push(Math.round(flushCpu * 100) / 100);
       gaps.push(step.firstOnB);
       ratios.push(during / steady);
       steadyP99s.push(steady);
       failoverP99s.push(during);
       lost.push(outcomes.filter((outcome) => outcome.result !== 'ok').length);
       console.log(
-        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, connection lost +${step.connectionLost}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, flushed +${step.batchFlushed}, b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
+        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, connection lost +${step.connectionLost}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, flushed +${step.batchFlushed} (after ${flushCpu.toFixed(1)} ms of CPU here), b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
       );
     } finally {
       await rig.close();
@@ -254,7 +266,7 @@ async function openLoop(
   }
   const medianOf = (key: keyof GapSteps) => median(steps.map((step) => step[key]));
   console.log(
-    `  medians (ms from the kill; servers run ${serverRuntime === 'built' ? 'by plain Node from the built packages' : 'from the sources under tsx'}): ${(Object.keys(steps[0] ?? {}) as (keyof GapSteps)[]).map((key) => `${key} ${medianOf(key)}`).join(', ')}`,
+    `  medians (ms from the kill; servers run ${serverRuntime === 'built' ? 'by plain Node from the built packages' : 'from the sources under tsx'}): ${(Object.keys(steps[0] ?? {}) as (keyof GapSteps)[]).map((key) => `${key} ${medianOf(key)}`).join(', ')}; CPU before b's first batch left ${median(flushCpuMs)}`,
   );
   cases.push({
     name: `failover open loop ${rate}/s kill -9 a, batchers under the router`,
@@ -269,6 +281,7 @@ async function openLoop(
       lostCalls: lost,
       loadAverage: loadavg(),
       serverRuntime: serverRuntime,
+      flushCpuMs,
     },
   });
   return { gapMs: median(gaps), p99OverSteady: median(ratios), lost: Math.max(...lost) };
