@@ -5,14 +5,17 @@
 // 2,000, and in an open loop the gap from the kill to the first success on the survivor (with where
 // it goes: connection lost, target ejected, first call sent to b, b's answer) and the p99 of the
 // second after the kill over the second before it.
+// The reference servers run as a user's would: plain Node on the built packages when this run is on
+// them (`pnpm bench`), else from the sources under tsx; `--servers source|built` picks one.
 //   pnpm bench router [--reps 8] [--sliceMs 1000] [--failovers 3] [--rate 400] [--only open|burst]
+//                     [--servers source|built]
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { buildInferRequest, createTritonClient, type InferTransport } from '@infergate/core';
 import { createRouter } from '@infergate/router';
 import { startTestServer } from '@infergate/testing';
 import { type CallOutcome, startChaosRig, tally } from '../../test/chaos/chaos-rig.js';
-import { type ServerProcess, startServerProcess } from '../../test/chaos/server-process.js';
+import { type ServerProcess, startServerProcess, toPerformanceNow } from '../../test/chaos/server-process.js';
 import { type BenchCase, closedLoop, flag, median, packageVersion, percentile, report } from '../lib.js';
 import { routerStrategies } from '../router-strategies.js';
 
@@ -66,6 +69,14 @@ async function overhead(reps: number, sliceMs: number, cases: BenchCase[]): Prom
   }
 }
 
+/** A chaos reference server in a child process, run as `--servers` says (default: see above). */
+function startServer(): Promise<ServerProcess> {
+  const runtime = flag('servers');
+  if (runtime !== undefined && runtime !== 'source' && runtime !== 'built')
+    throw new Error(`--servers takes 'source' or 'built', not '${runtime}'`);
+  return startServerProcess(runtime === undefined ? {} : { runtime });
+}
+
 /** Kills `server` (kill -9) and returns when the kill was sent (performance.now()). */
 function killNow(server: ServerProcess): number {
   const at = performance.now();
@@ -81,7 +92,7 @@ async function burst(runs: number, cases: BenchCase[]): Promise<number> {
   const lost: number[] = [];
   const p99s: number[] = [];
   for (let run = 0; run < runs; run++) {
-    const servers = await Promise.all([startServerProcess(), startServerProcess()]);
+    const servers = await Promise.all([startServer(), startServer()]);
     const [a, b] = servers as [ServerProcess, ServerProcess];
     const rig = await startChaosRig({ endpoints: [a.url, b.url] });
     try {
@@ -126,9 +137,13 @@ async function openLoop(
   const failoverP99s: number[] = [];
   /** Per run, kill → each step of the gap (ms): see `GapSteps`. */
   const steps: GapSteps[] = [];
+  let serverRuntime = '';
+  /** Per run, this process's CPU time (ms) from b's first batch handed to its channel to its flush. */
+  const flushCpuMs: number[] = [];
   for (let run = 0; run < runs; run++) {
-    const servers = await Promise.all([startServerProcess(), startServerProcess()]);
+    const servers = await Promise.all([startServer(), startServer()]);
     const [a, b] = servers as [ServerProcess, ServerProcess];
+    serverRuntime = a.runtime;
     const rig = await startChaosRig({ endpoints: [a.url, b.url] });
     const at: Record<keyof GapSteps, number> = {
       loop: Number.POSITIVE_INFINITY,
@@ -139,10 +154,16 @@ async function openLoop(
       sendAfterLoss: Number.POSITIVE_INFINITY,
       firstToB: Number.POSITIVE_INFINITY,
       batchToB: Number.POSITIVE_INFINITY,
+      batchFlushed: Number.POSITIVE_INFINITY,
+      bArrived: Number.POSITIVE_INFINITY,
+      bEntered: Number.POSITIVE_INFINITY,
+      bSlot: Number.POSITIVE_INFINITY,
+      bDone: Number.POSITIVE_INFINITY,
       bRan: Number.POSITIVE_INFINITY,
       firstOnB: Number.POSITIVE_INFINITY,
     };
     let killAt = Number.POSITIVE_INFINITY;
+    let flushCpu = Number.NaN;
     const first = (step: keyof GapSteps) => {
       if (killAt !== Number.POSITIVE_INFINITY && at[step] === Number.POSITIVE_INFINITY)
         at[step] = performance.now();
@@ -169,6 +190,16 @@ async function openLoop(
     const channelB = rig.clients[1]?.grpc as InferTransport;
     const channelInfer = channelB.infer.bind(channelB);
     channelB.infer = (request, options) => {
+      if (killAt !== Number.POSITIVE_INFINITY && at.batchToB === Number.POSITIVE_INFINITY) {
+        // The CPU time this process spends before that immediate phase (the rest of the failure
+        // wave: other calls failing on a and moving to b), which the batch waits for.
+        const cpu = process.cpuUsage();
+        setImmediate(() => {
+          first('batchFlushed');
+          const spent = process.cpuUsage(cpu);
+          flushCpu = (spent.user + spent.system) / 1000;
+        });
+      }
       first('batchToB');
       return channelInfer(request, options);
     };
@@ -206,17 +237,27 @@ async function openLoop(
           .sort((x, y) => x - y);
       const steady = percentile(latency(killAt - 1_000, killAt), 99);
       const during = percentile(latency(killAt, killAt + 1_000), 99);
+      // b's own instants of its first execution after the kill (its `ran … @` line, on the machine's
+      // monotonic clock): headers read, the request decoded, the slot taken, the slot's time over.
+      const onB = b.executions.find((execution) => toPerformanceNow(execution.entered) >= killAt);
+      if (onB !== undefined) {
+        at.bArrived = toPerformanceNow(onB.arrived);
+        at.bEntered = toPerformanceNow(onB.entered);
+        at.bSlot = toPerformanceNow(onB.slot);
+        at.bDone = toPerformanceNow(onB.done);
+      }
       const step = Object.fromEntries(
         Object.entries(at).map(([key, value]) => [key, Math.round((value - killAt) * 10) / 10]),
       ) as unknown as GapSteps;
       steps.push(step);
+      flushCpuMs.push(Math.round(flushCpu * 100) / 100);
       gaps.push(step.firstOnB);
       ratios.push(during / steady);
       steadyP99s.push(steady);
       failoverP99s.push(during);
       lost.push(outcomes.filter((outcome) => outcome.result !== 'ok').length);
       console.log(
-        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, connection lost +${step.connectionLost}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, b ran it +${step.bRan}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
+        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, connection lost +${step.connectionLost}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, flushed +${step.batchFlushed} (after ${flushCpu.toFixed(1)} ms of CPU here), b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
       );
     } finally {
       await rig.close();
@@ -225,7 +266,7 @@ async function openLoop(
   }
   const medianOf = (key: keyof GapSteps) => median(steps.map((step) => step[key]));
   console.log(
-    `  medians (ms from the kill): ${(Object.keys(steps[0] ?? {}) as (keyof GapSteps)[]).map((key) => `${key} ${medianOf(key)}`).join(', ')}`,
+    `  medians (ms from the kill; servers run ${serverRuntime === 'built' ? 'by plain Node from the built packages' : 'from the sources under tsx'}): ${(Object.keys(steps[0] ?? {}) as (keyof GapSteps)[]).map((key) => `${key} ${medianOf(key)}`).join(', ')}; CPU before b's first batch left ${median(flushCpuMs)}`,
   );
   cases.push({
     name: `failover open loop ${rate}/s kill -9 a, batchers under the router`,
@@ -239,6 +280,8 @@ async function openLoop(
       failoverP99sMs: failoverP99s,
       lostCalls: lost,
       loadAverage: loadavg(),
+      serverRuntime: serverRuntime,
+      flushCpuMs,
     },
   });
   return { gapMs: median(gaps), p99OverSteady: median(ratios), lost: Math.max(...lost) };
@@ -262,6 +305,19 @@ interface GapSteps {
   firstToB: number;
   /** b's batcher sends its first batch. */
   batchToB: number;
+  /**
+   * This process's next immediate phase after b's batch was handed to the channel: Node's HTTP/2
+   * writes a stream's frames to the socket in that phase, so this is about when the batch left.
+   */
+  batchFlushed: number;
+  /** b's server: the headers of its first request after the kill reached its JavaScript. */
+  bArrived: number;
+  /** b's server: its first execution after the kill entered the model (request decoded, validated). */
+  bEntered: number;
+  /** b's server: that execution took the model's slot. */
+  bSlot: number;
+  /** b's server: the slot's time was over (the answer is built and sent next). */
+  bDone: number;
   /** b's server has run a batch (its `ran` line arrived here). */
   bRan: number;
   /** The first success on b: the gap. */
