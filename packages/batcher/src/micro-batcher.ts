@@ -382,8 +382,8 @@ export class MicroBatcher implements InferTransport {
       now,
       release,
     };
-    const task = lane.sender
-      .add(() => sendBatch(dispatch, calls))
+    // Sent at once: `#pump` only dispatches while a slot is free, so no queue is needed in between.
+    const task = sendBatch(dispatch, calls)
       .catch(() => {})
       .finally(() => {
         this.#running.delete(task);
