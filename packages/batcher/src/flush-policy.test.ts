@@ -141,6 +141,38 @@ describe('flush policies', () => {
     await batcher.close();
   });
 
+  it('adaptive (measure): calls it had to refuse make it fill, though the server looks idle', async () => {
+    const transport = new EchoTransport({ hold: true });
+    let counters = { requests: 0, executions: 0, queueUs: 0, computeUs: 0 };
+    const batcher = createMicroBatcher(transport, {
+      statsIntervalMs: 5,
+      maxQueueSize: 1,
+      maxInFlightBatches: 1,
+      getModelConfig: async () => ({ maxBatchSize: 64, dynamicBatching: { maxQueueDelayUs: 0 } }),
+      getModelStatistics: async () => counters,
+    });
+    const first = batcher.infer(one(1));
+    await vi.advanceTimersByTimeAsync(0);
+    transport.release();
+    await first;
+    await vi.advanceTimersByTimeAsync(0);
+    // Requests that never queued at the server: it looks idle. The batcher's queue (one call) is full.
+    counters = { requests: 10, executions: 10, queueUs: 0, computeUs: 5_000 };
+    const sent = batcher.infer(one(2));
+    const queued = batcher.infer(one(3));
+    const refused = await batcher.infer(one(4)).catch((reason: unknown) => reason);
+    expect(refused).toMatchObject({ code: 'QUEUE_FULL' });
+    expect(batcher.stats().lanes.m).toMatchObject({ mode: 'eager' });
+    await vi.advanceTimersByTimeAsync(5);
+    transport.release();
+    await sent;
+    await vi.advanceTimersByTimeAsync(0);
+    expect(batcher.stats().lanes.m).toMatchObject({ mode: 'fill', server: 'idle' });
+    transport.release();
+    await queued;
+    await batcher.close();
+  });
+
   it('adaptive (measure): a failed statistics read keeps the mode and is tried again', async () => {
     const transport = new EchoTransport();
     let reads = 0;

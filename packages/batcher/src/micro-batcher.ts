@@ -203,6 +203,7 @@ export class MicroBatcher implements InferTransport {
     // Admission first, before anything is allocated for the call: under overload most calls end here.
     const { maxQueueSize, maxQueueBytes, maxQueueWaitMs } = this.options;
     if (this.#queuedItems + 1 > maxQueueSize || this.#queuedBytes + call.bytes > maxQueueBytes) {
+      lane.planner.shed();
       const error = batcherErrors.queueFull(
         model,
         this.#queuedItems,
@@ -215,6 +216,7 @@ export class MicroBatcher implements InferTransport {
     if (maxQueueWaitMs !== undefined) {
       const waitMs = lane.expectedWaitMs();
       if (waitMs > maxQueueWaitMs) {
+        lane.planner.shed();
         return Promise.reject(
           this.#rejected(batcherErrors.waitTooLong(model, waitMs, maxQueueWaitMs), model),
         );

@@ -158,6 +158,28 @@ describe('fill planner (adaptive policy arithmetic)', () => {
     expect(planner.mode).toBe('fill');
   });
 
+  it('measure rule: calls shed by the batcher mean fill, even when the server looks idle', () => {
+    const planner = new FillPlanner(8, 10, { maxQueueDelayUs: 0, preferredBatchSizes: [] }, 'eager');
+    // A client too slow to queue anything at the server: no merging, no queue time. Eager stays.
+    for (let batch = 0; batch < 10; batch++) planner.sent(1);
+    planner.serverSample({ requests: 10, executions: 10, queueUs: 0, computeUs: 10_000 });
+    expect(planner.mode).toBe('eager');
+    // The same, but the batcher refused calls meanwhile: it is overloaded itself, so it fills.
+    for (let batch = 0; batch < 10; batch++) planner.sent(1);
+    planner.shed();
+    planner.serverSample({ requests: 10, executions: 10, queueUs: 0, computeUs: 10_000 });
+    expect(planner.verdict).toBe('idle');
+    expect(planner.mode).toBe('fill');
+    // Full batches and still shedding: stays. Once nothing is shed and batches shrink: eager again.
+    for (let batch = 0; batch < 10; batch++) planner.sent(8);
+    planner.shed();
+    planner.serverSample({ requests: 10, executions: 10, queueUs: 0, computeUs: 10_000 });
+    expect(planner.mode).toBe('fill');
+    for (let batch = 0; batch < 10; batch++) planner.sent(1);
+    planner.serverSample({ requests: 10, executions: 10, queueUs: 0, computeUs: 10_000 });
+    expect(planner.mode).toBe('eager');
+  });
+
   it('measure rule: an interval without requests changes nothing', () => {
     const planner = new FillPlanner(64, 10, { maxQueueDelayUs: 100, preferredBatchSizes: [] }, 'fill');
     planner.serverSample({ requests: 0, executions: 0, queueUs: 0, computeUs: 0 });

@@ -140,19 +140,24 @@ export class Lane {
   }
 
   /**
-   * How long a call queued now may wait for its batch to be sent: one slot frees every round trip ÷
-   * slots, and the rows ahead fill `cap`-row batches. The round trip is the learned one plus four
-   * mean deviations (`FillPlanner.serviceHighMs`), so a machine whose batches vary (a loaded client,
-   * a shared server) admits fewer calls rather than breaking its promise. 0 until the round trip
-   * is known.
+   * How long a call queued now may wait, for admission by `maxQueueWaitMs`: one slot frees every
+   * round trip ÷ slots, and the rows ahead fill `cap`-row batches. The round trip is the learned one
+   * plus four mean deviations (`FillPlanner.serviceHighMs`), so a machine whose batches vary (a
+   * loaded client, a shared server) admits fewer calls rather than breaking its promise. A call that
+   * must wait at all also gets that margin once more for its own batch, whose round trip varies as
+   * much: the promise is an answer within `maxQueueWaitMs` plus one typical round trip, so the wait
+   * and the variance of the call's own round trip share `maxQueueWaitMs`. 0 when the call would be
+   * sent at once (refusing it would not answer anyone sooner), and until the round trip is known.
    */
   expectedWaitMs(): number {
-    const interval = this.planner.serviceHighMs / this.slots;
-    if (interval === 0) return 0;
+    const high = this.planner.serviceHighMs;
+    if (high === 0) return 0;
     const busy = this.inFlight < this.slots ? 0 : 1;
     let rowsAhead = 0;
     for (const bucket of this.buckets.values()) rowsAhead += bucket.queue.rows;
-    return (Math.floor(rowsAhead / this.cap) + busy) * interval;
+    const intervals = Math.floor(rowsAhead / this.cap) + busy;
+    if (intervals === 0) return 0;
+    return (intervals * high) / this.slots + (high - this.planner.serviceMs);
   }
 
   /** Drops a bucket that has emptied, with its timer (kept as the spare for the next call). */
