@@ -127,9 +127,14 @@ export class FillPlanner {
     open.arrived += rows;
   }
 
-  /** A call was refused with QUEUE_FULL (the queue's bounds or admission by expected wait). */
-  shed(): void {
+  /**
+   * A call was refused with QUEUE_FULL (the queue's bounds or admission by expected wait). Under
+   * the `measure` rule (`measured`) the lane fills from now on: the batcher is overloaded itself,
+   * whatever the server's queue shows (see `serverSample`).
+   */
+  shed(measured: boolean): void {
     this.#shed += 1;
+    if (measured && this.server !== undefined) this.mode = 'fill';
   }
 
   /** A batch of `rows` rows was sent. */
@@ -220,8 +225,8 @@ export class FillPlanner {
    * an execution (its instances are busy). Then: fill. Back to eager once filling no longer forms
    * batches (under 2 rows per batch since the last sample): the load has gone.
    *
-   * The batcher's own overload counts too: when it refused calls for want of room since the last
-   * sample, the lane fills whatever the server's queue says. A client that cannot keep up (a slow
+   * The batcher's own overload counts too: a refused call has already switched the lane to fill
+   * (`shed`), and it stays so while calls are refused, whatever the server's queue says. A client that cannot keep up (a slow
    * or loaded machine) leaves the server's queue empty, so the server looks idle while calls are
    * shed; eager batches would then carry a row or two each, one per free slot, and the client
    * would spend its CPU on more requests for the same rows.
