@@ -141,54 +141,6 @@ describe('flush policies', () => {
     await batcher.close();
   });
 
-  it('adaptive (measure): calls it had to refuse make it fill at once, though the server looks idle', async () => {
-    const transport = new EchoTransport({ hold: true });
-    const batcher = createMicroBatcher(transport, {
-      statsIntervalMs: 5,
-      maxQueueSize: 1,
-      maxInFlightBatches: 1,
-      getModelConfig: async () => ({ maxBatchSize: 64, dynamicBatching: { maxQueueDelayUs: 0 } }),
-      // Requests that never queued at the server: it looks idle.
-      getModelStatistics: async () => ({ requests: 10, executions: 10, queueUs: 0, computeUs: 5_000 }),
-    });
-    const sent = batcher.infer(one(1));
-    await vi.advanceTimersByTimeAsync(0);
-    const queued = batcher.infer(one(2));
-    expect(batcher.stats().lanes.m).toMatchObject({ mode: 'eager' });
-    // The batcher's queue (one call) is full: the next call is refused, and the lane fills.
-    const refused = await batcher.infer(one(3)).catch((reason: unknown) => reason);
-    expect(refused).toMatchObject({ code: 'QUEUE_FULL' });
-    expect(batcher.stats().lanes.m).toMatchObject({ mode: 'fill' });
-    transport.release();
-    await sent;
-    await vi.advanceTimersByTimeAsync(0);
-    transport.release();
-    await queued;
-    await batcher.close();
-  });
-
-  it('adaptive (defer): refusals leave it eager', async () => {
-    const transport = new EchoTransport({ hold: true });
-    const batcher = createMicroBatcher(transport, {
-      serverBatching: 'defer',
-      maxQueueSize: 1,
-      maxInFlightBatches: 1,
-      getModelConfig: async () => ({ maxBatchSize: 64, dynamicBatching: { maxQueueDelayUs: 0 } }),
-    });
-    const sent = batcher.infer(one(1));
-    await vi.advanceTimersByTimeAsync(0);
-    const queued = batcher.infer(one(2));
-    const refused = await batcher.infer(one(3)).catch((reason: unknown) => reason);
-    expect(refused).toMatchObject({ code: 'QUEUE_FULL' });
-    expect(batcher.stats().lanes.m).toMatchObject({ mode: 'eager' });
-    transport.release();
-    await sent;
-    await vi.advanceTimersByTimeAsync(0);
-    transport.release();
-    await queued;
-    await batcher.close();
-  });
-
   it('adaptive (measure): a failed statistics read keeps the mode and is tried again', async () => {
     const transport = new EchoTransport();
     let reads = 0;

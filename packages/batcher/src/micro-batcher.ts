@@ -47,8 +47,6 @@ export class MicroBatcher implements InferTransport {
   readonly #running = new Set<Promise<void>>();
   readonly #weightOf: (tenant: string) => number;
   readonly #statistics: GetModelStatistics | undefined;
-  /** The adaptive policy's `measure` rule applies (lanes of models with dynamic batching). */
-  readonly #measured: boolean;
   #queuedItems = 0;
   #queuedBytes = 0;
   #closed = false;
@@ -62,7 +60,6 @@ export class MicroBatcher implements InferTransport {
     this.#limits = new ModelLimits(models, getModelConfig, client);
     this.#weightOf = (tenant) => tenants[tenant]?.weight ?? 1;
     this.#statistics = this.options.getModelStatistics ?? statisticsOf(client);
-    this.#measured = this.options.flush === 'adaptive' && this.options.serverBatching === 'measure';
     this.#telemetry = new BatcherTelemetry(
       () => ({ items: this.#queuedItems, bytes: this.#queuedBytes }),
       this.options.tracing,
@@ -206,7 +203,6 @@ export class MicroBatcher implements InferTransport {
     // Admission first, before anything is allocated for the call: under overload most calls end here.
     const { maxQueueSize, maxQueueBytes, maxQueueWaitMs } = this.options;
     if (this.#queuedItems + 1 > maxQueueSize || this.#queuedBytes + call.bytes > maxQueueBytes) {
-      lane.planner.shed(this.#measured);
       const error = batcherErrors.queueFull(
         model,
         this.#queuedItems,
@@ -219,7 +215,6 @@ export class MicroBatcher implements InferTransport {
     if (maxQueueWaitMs !== undefined) {
       const waitMs = lane.expectedWaitMs();
       if (waitMs > maxQueueWaitMs) {
-        lane.planner.shed(this.#measured);
         return Promise.reject(
           this.#rejected(batcherErrors.waitTooLong(model, waitMs, maxQueueWaitMs), model),
         );

@@ -81,9 +81,8 @@ export const microBatcherOptionsSchema = z
      * requests itself). `measure`: send whatever is queued whenever a slot is free (no second queue
      * in front of the server's) until the server's statistics show it merging our requests (1.2 or
      * more per execution) or requests waiting in its queue longer than its own batching delay plus
-     * a quarter of an execution, or until the batcher itself refuses a call (QUEUE_FULL: a client
-     * too busy to queue anything at the server leaves its queue empty); then fill batches on the
-     * client, until batches fall under 2 rows with nothing refused. `defer`: always the former. `ignore`: always fill, as for a model without dynamic batching.
+     * a quarter of an execution; then fill batches on the client, until batches fall under 2 rows.
+     * `defer`: always the former. `ignore`: always fill, as for a model without dynamic batching.
      * @default "measure"
      */
     serverBatching: z.enum(['measure', 'defer', 'ignore']).default('measure'),

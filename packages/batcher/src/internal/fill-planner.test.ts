@@ -158,35 +158,6 @@ describe('fill planner (adaptive policy arithmetic)', () => {
     expect(planner.mode).toBe('fill');
   });
 
-  it('measure rule: calls shed by the batcher mean fill at once, even when the server looks idle', () => {
-    const planner = new FillPlanner(8, 10, { maxQueueDelayUs: 0, preferredBatchSizes: [] }, 'eager');
-    // A client too slow to queue anything at the server: no merging, no queue time. Eager stays.
-    for (let batch = 0; batch < 10; batch++) planner.sent(1);
-    planner.serverSample({ requests: 10, executions: 10, queueUs: 0, computeUs: 10_000 });
-    expect(planner.mode).toBe('eager');
-    // Shedding outside the measure rule ('defer') changes nothing.
-    planner.shed(false);
-    expect(planner.mode).toBe('eager');
-    // The batcher refused a call: it is overloaded itself, so it fills from now on.
-    planner.shed(true);
-    expect(planner.mode).toBe('fill');
-    // The server still looks idle, but calls were shed in the interval: stays.
-    for (let batch = 0; batch < 10; batch++) planner.sent(1);
-    planner.serverSample({ requests: 10, executions: 10, queueUs: 0, computeUs: 10_000 });
-    expect(planner.verdict).toBe('idle');
-    expect(planner.mode).toBe('fill');
-    // Nothing shed and batches of one: the load has gone, eager again.
-    for (let batch = 0; batch < 10; batch++) planner.sent(1);
-    planner.serverSample({ requests: 10, executions: 10, queueUs: 0, computeUs: 10_000 });
-    expect(planner.mode).toBe('eager');
-  });
-
-  it('shedding leaves a lane without server batching as it is', () => {
-    const planner = new FillPlanner(8, 10, undefined, 'fill');
-    planner.shed(true);
-    expect(planner.mode).toBe('fill');
-  });
-
   it('measure rule: an interval without requests changes nothing', () => {
     const planner = new FillPlanner(64, 10, { maxQueueDelayUs: 100, preferredBatchSizes: [] }, 'fill');
     planner.serverSample({ requests: 0, executions: 0, queueUs: 0, computeUs: 0 });

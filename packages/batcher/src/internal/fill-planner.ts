@@ -78,8 +78,6 @@ export class FillPlanner {
   /** Client batches and rows since the last server sample (to tell whether filling still pays). */
   #batches = 0;
   #rows = 0;
-  /** Calls refused for want of room (QUEUE_FULL) since the last server sample. */
-  #shed = 0;
 
   constructor(cap: number, maxQueueDelayMs: number, server: ServerBatching | undefined, mode: FillMode) {
     this.cap = cap;
@@ -125,16 +123,6 @@ export class FillPlanner {
       }
     }
     open.arrived += rows;
-  }
-
-  /**
-   * A call was refused with QUEUE_FULL (the queue's bounds or admission by expected wait). Under
-   * the `measure` rule (`measured`) the lane fills from now on: the batcher is overloaded itself,
-   * whatever the server's queue shows (see `serverSample`).
-   */
-  shed(measured: boolean): void {
-    this.#shed += 1;
-    if (measured && this.server !== undefined) this.mode = 'fill';
   }
 
   /** A batch of `rows` rows was sent. */
@@ -224,20 +212,12 @@ export class FillPlanner {
    * else), or when requests wait in its queue longer than its own batching delay plus a quarter of
    * an execution (its instances are busy). Then: fill. Back to eager once filling no longer forms
    * batches (under 2 rows per batch since the last sample): the load has gone.
-   *
-   * The batcher's own overload counts too: a refused call has already switched the lane to fill
-   * (`shed`), and it stays so while calls are refused, whatever the server's queue says. A client that cannot keep up (a slow
-   * or loaded machine) leaves the server's queue empty, so the server looks idle while calls are
-   * shed; eager batches would then carry a row or two each, one per free slot, and the client
-   * would spend its CPU on more requests for the same rows.
    */
   serverSample(sample: ServerQueueSample): void {
     const batches = this.#batches;
     const rows = this.#rows;
-    const shed = this.#shed;
     this.#batches = 0;
     this.#rows = 0;
-    this.#shed = 0;
     if (this.server === undefined || sample.requests <= 0 || sample.executions <= 0) return;
     // Triton adds an execution's compute time to each of its requests: per request, it is the
     // duration of the execution the request ran in.
@@ -245,8 +225,12 @@ export class FillPlanner {
     const executionUs = sample.computeUs / sample.requests;
     const merged = sample.requests / sample.executions >= MERGED_REQUESTS;
     const saturated = merged || queueUs > this.server.maxQueueDelayUs + SATURATION_SHARE * executionUs;
-    this.verdict = saturated ? 'saturated' : 'idle';
-    if (saturated || shed > 0) this.mode = 'fill';
-    else if (this.mode === 'fill' && (batches === 0 || rows / batches < 2)) this.mode = 'eager';
+    if (saturated) {
+      this.verdict = 'saturated';
+      this.mode = 'fill';
+    } else {
+      this.verdict = 'idle';
+      if (this.mode === 'fill' && (batches === 0 || rows / batches < 2)) this.mode = 'eager';
+    }
   }
 }
