@@ -22,8 +22,8 @@ function rank(priority: number): number {
 
 /**
  * One model version's batching state: its buckets, the slots for batches in flight (`inFlight` of
- * `slots`; the batcher sends only while one is free), the batch cap and the adaptive policy's planner (which also learns a batch's
- * service time).
+ * `slots`; the batcher sends only while one is free), the batch cap and the adaptive policy's
+ * planner (which also learns a batch's service time).
  */
 export class Lane {
   readonly model: string;
