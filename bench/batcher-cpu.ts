@@ -10,6 +10,9 @@
 //     git checkout HEAD -- packages/batcher/src && (cd packages/batcher && npx tsup)
 //     node --import tsx bench/batcher-cpu.ts --compare packages/batcher/.dist-old
 // For a profile: node --cpu-prof --import tsx bench/batcher-cpu.ts (from the repository root).
+//   --servers built,source: gRPC against `infergate serve-test` in its own process, one per entry (the
+//   built CLI under node, or its source under tsx), arms interleaved; prints the server's CPU per item
+//   too (/proc), the figure that shows what the server costs on a 2-core machine.
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -24,6 +27,7 @@ import {
 import { startTestServer } from '@infergate/testing';
 import { closedLoopWindow } from '../packages/cli/src/perf/load-window.js';
 import { flag } from './lib.js';
+import { childCpuMs, startServerProcess } from './server-process.js';
 
 const seconds = Number(flag('seconds') ?? 2);
 const rounds = Number(flag('rounds') ?? 3);
@@ -50,12 +54,21 @@ const memory: InferTransport = {
 };
 
 const given = flag('url');
+const serverKinds = (flag('servers') ?? '').split(',').filter((kind) => kind !== '');
+const children = await Promise.all(
+  serverKinds.map(async (kind) => ({ kind, ...(await startServerProcess(kind === 'built')) })),
+);
 const server =
-  grpc && given === undefined
+  grpc && given === undefined && children.length === 0
     ? await startTestServer({ simulatedGpu: { baseMs: 2, perRowMs: 0.05 } })
     : undefined;
-const serverUrl = given ?? server?.url;
+const serverUrl = given ?? server?.url ?? children[0]?.url;
 const model = serverUrl !== undefined ? 'simulated_gpu' : 'm';
+/** Where each arm sends: the one server, or each of the server processes in turn. */
+const targets: { label: string; url: string | undefined; child?: (typeof children)[number]['child'] }[] =
+  children.length > 0
+    ? children.map(({ kind, url, child }) => ({ label: ` [${kind} server]`, url, child }))
+    : [{ label: '', url: serverUrl }];
 const compare = flag('compare');
 const builds: [string, typeof createMicroBatcher][] = [['', createMicroBatcher]];
 if (compare !== undefined) {
@@ -65,15 +78,29 @@ if (compare !== undefined) {
   builds.unshift([' (--compare)', other.createMicroBatcher]);
 }
 const arms = (['fixed', 'adaptive'] as const).flatMap((flush) =>
-  builds.map(([label, create]) => {
-    const base =
-      serverUrl === undefined ? undefined : createTritonClient({ url: serverUrl, enableGpuIpc: false });
-    const batcher: MicroBatcher = create(base?.grpc ?? memory, {
-      flush,
-      ...(base === undefined ? { models: { m: { maxBatchSize: 64 } } } : { client: base }),
-    });
-    return { name: `${flush}${label}`, base, batcher, items: 0, ms: 0, cpuUs: 0, rows: 0, batches: 0 };
-  }),
+  builds.flatMap(([label, create]) =>
+    targets.map((target) => {
+      const base =
+        target.url === undefined ? undefined : createTritonClient({ url: target.url, enableGpuIpc: false });
+      const batcher: MicroBatcher = create(base?.grpc ?? memory, {
+        flush,
+        ...(base === undefined ? { models: { m: { maxBatchSize: 64 } } } : { client: base }),
+      });
+      const name = `${flush}${label}${target.label}`;
+      return {
+        name,
+        base,
+        batcher,
+        child: target.child,
+        items: 0,
+        ms: 0,
+        cpuUs: 0,
+        serverMs: 0,
+        rows: 0,
+        batches: 0,
+      };
+    }),
+  ),
 );
 let seed = 0;
 const call = (batcher: MicroBatcher) =>
@@ -87,9 +114,11 @@ for (let round = 0; round < rounds; round++) {
   for (const arm of arms) {
     const before = arm.batcher.stats();
     const cpu = process.cpuUsage();
+    const serverCpu = arm.child === undefined ? 0 : childCpuMs(arm.child);
     const started = performance.now();
     const window = await closedLoopWindow(() => call(arm.batcher), concurrency, seconds * 1000);
     const used = process.cpuUsage(cpu);
+    if (arm.child !== undefined) arm.serverMs += childCpuMs(arm.child) - serverCpu;
     arm.ms += performance.now() - started;
     arm.cpuUs += used.user + used.system;
     arm.items += window.completed;
@@ -100,11 +129,19 @@ for (let round = 0; round < rounds; round++) {
 }
 for (const arm of arms) {
   console.log(
-    `${arm.name.padEnd(21)} c${concurrency} ${serverUrl === undefined ? 'in-memory' : `grpc simulated_gpu (server ${given === undefined ? 'in this process' : 'at --url'})`}: ` +
+    `${arm.name.padEnd(21)} c${concurrency} ${serverUrl === undefined ? 'in-memory' : `grpc simulated_gpu (server ${given !== undefined ? 'at --url' : children.length > 0 ? 'in its own process' : 'in this process'})`}: ` +
       `${((arm.items / arm.ms) * 1000).toFixed(0)} items/s, ${(arm.cpuUs / arm.items).toFixed(2)} µs CPU/item, ` +
+      (arm.child === undefined
+        ? ''
+        : `server ${((arm.serverMs * 1000) / arm.items).toFixed(2)} µs CPU/item, `) +
       `mean batch ${(arm.rows / arm.batches).toFixed(1)}`,
   );
   await arm.batcher.close();
   await arm.base?.close();
 }
 await server?.stop();
+for (const { child } of children) {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}

@@ -268,7 +268,7 @@ export class MicroBatcher implements InferTransport {
       this.#queuedItems += 1;
       this.#queuedBytes += pending.bytes;
       lane.planner.arrived(enqueuedAt, pending.rows);
-      this.#pump(lane);
+      this.#pump(lane, enqueuedAt);
     });
   }
 
@@ -291,12 +291,15 @@ export class MicroBatcher implements InferTransport {
    * Sends ready batches while the lane has free slots; arms the fixed policy's delay timers, or the
    * adaptive policy's wake-up when it holds a batch for more rows.
    */
-  #pump(lane: Lane): void {
+  #pump(lane: Lane, time?: number): void {
     const waitForDelay = this.options.flush === 'fixed' && !this.#draining;
     const plan = this.options.flush === 'adaptive' && !this.#draining;
     const delayMs = this.options.maxQueueDelayMs;
+    // The caller's clock reading serves the first pass (a call just queued reads it once for both).
+    let given = time;
     while (lane.inFlight < lane.slots) {
-      const at = now();
+      const at = given ?? now();
+      given = undefined;
       const bucket = lane.next(at, waitForDelay, delayMs);
       if (bucket === undefined) break;
       if (plan) {
@@ -373,7 +376,7 @@ export class MicroBatcher implements InferTransport {
       lane.planner.answered(done, rows, done - at);
       this.#telemetry.batchDone(lane.model);
       this.#sampleServer(lane, done);
-      this.#pump(lane);
+      this.#pump(lane, done);
     };
     const dispatch = {
       transport: this.#transport,
@@ -382,8 +385,8 @@ export class MicroBatcher implements InferTransport {
       now,
       release,
     };
-    const task = lane.sender
-      .add(() => sendBatch(dispatch, calls))
+    // Sent at once: `#pump` only dispatches while a slot is free, so no queue is needed in between.
+    const task = sendBatch(dispatch, calls)
       .catch(() => {})
       .finally(() => {
         this.#running.delete(task);

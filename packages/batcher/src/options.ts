@@ -109,10 +109,12 @@ export const microBatcherOptionsSchema = z
     /**
      * Admission by expected wait: a call that could wait longer than this before its batch is sent
      * (estimated from the measured batch round trip plus four of its mean deviations, the rows
-     * queued ahead of it and the batches in flight) fails at once with QUEUE_FULL, so that under
-     * overload an admitted call is answered within about `maxQueueWaitMs` plus one batch round
-     * trip, also on a machine whose round trips vary. The refusal carries no stack trace (it is
-     * cheap to make). @default none (only the size bounds)
+     * queued ahead of it and the batches in flight, plus, for a call that must wait at all, the same
+     * four deviations once more for its own batch) fails at once with QUEUE_FULL, so that under
+     * overload an admitted call is answered within about `maxQueueWaitMs` plus one typical batch
+     * round trip, also on a machine whose round trips vary. A call that would be sent at once is
+     * always admitted. The refusal carries no stack trace (it is cheap to make).
+     * @default none (only the size bounds)
      */
     maxQueueWaitMs: z.number().positive().finite().optional(),
     /** Input bytes queued across all models; beyond it calls fail with QUEUE_FULL. @default 256 MiB */

@@ -59,15 +59,43 @@ describe('queue bounds and deadlines', () => {
     }
     expect(batcher.stats().lanes.m?.serviceMs).toBeCloseTo(2.64, 6);
     // The slot is busy: by the mean alone the next call would wait ~2.6 ms and be admitted; with
-    // four mean deviations (6.4 ms) it could wait longer than maxQueueWaitMs, so it is refused.
+    // four mean deviations (6.4 ms), and the same margin for its own batch (3.8 ms), it could wait
+    // longer than maxQueueWaitMs, so it is refused.
     const sent = batcher.infer(one(10));
     const error = await batcher.infer(one(11)).catch((reason: unknown) => reason);
     expect(error).toMatchObject({ code: ErrorCode.QueueFull, retryable: true });
-    expect((error as InfergateError).message).toContain('~6.4 ms');
+    expect((error as InfergateError).message).toContain('~10.2 ms');
     // A refusal is cheap: no stack trace is captured for it.
     expect((error as InfergateError).stack?.split('\n')).toHaveLength(1);
     transport.release();
     await sent;
+    await batcher.close();
+  });
+
+  it('maxQueueWaitMs: a call that must wait leaves room for the variance of its own batch too', async () => {
+    const transport = new EchoTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, {
+      maxInFlightBatches: 2,
+      maxBatchSize: 1,
+      maxQueueWaitMs: 5,
+    });
+    // Round trips of 2, 6 and 2 ms: mean 2.64 ms, mean deviation 0.95 ms, high estimate 6.44 ms.
+    for (const [round, ms] of [2, 6, 2].entries()) {
+      const answer = batcher.infer(one(round));
+      await vi.advanceTimersByTimeAsync(ms);
+      transport.release();
+      await answer;
+    }
+    // Calls that go at once are admitted however much the round trip varies: one per slot.
+    const sent = [batcher.infer(one(10)), batcher.infer(one(11))];
+    expect(transport.held).toBe(2);
+    // The next one waits for a slot (6.44 ms ÷ 2 slots, admitted by that alone), but its own batch
+    // may take 3.8 ms more than the mean as well: 7.0 ms in all, more than maxQueueWaitMs.
+    const error = await batcher.infer(one(12)).catch((reason: unknown) => reason);
+    expect(error).toMatchObject({ code: ErrorCode.QueueFull, retryable: true });
+    expect((error as InfergateError).message).toContain('~7.0 ms');
+    transport.release();
+    await Promise.all(sent);
     await batcher.close();
   });
 

@@ -66,7 +66,7 @@ function batchRequest(calls: readonly PendingCall[]): InferRequest {
 function batchOptions(
   calls: readonly PendingCall[],
   signal: AbortSignal | undefined,
-  now: number,
+  now: () => number,
 ): CallOptions {
   const first = (calls[0] as PendingCall).options;
   const options: CallOptions = {};
@@ -79,7 +79,7 @@ function batchOptions(
     else if (latest !== undefined) latest = Math.max(latest, call.deadline);
     if (call.tenant !== tenant) oneTenant = false;
   }
-  if (latest !== undefined) options.timeoutMs = Math.max(1, Math.ceil(latest - now));
+  if (latest !== undefined) options.timeoutMs = Math.max(1, Math.ceil(latest - now()));
   if (first.headers !== undefined) options.headers = first.headers;
   if (first.priority !== undefined) options.priority = first.priority;
   if (oneTenant) options.tenant = tenant;
@@ -122,7 +122,7 @@ async function sendGroup(
   try {
     response = await dispatch.transport.infer(
       batchRequest(live),
-      batchOptions(live, group.controller?.signal, dispatch.now()),
+      batchOptions(live, group.controller?.signal, dispatch.now),
     );
   } catch (error) {
     group.answered();

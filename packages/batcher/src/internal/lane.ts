@@ -1,5 +1,4 @@
 import type { InferRequest } from '@infergate/core';
-import PQueue from 'p-queue';
 import { type BucketTemplate, batchKey, sameLayout } from './batch-key.js';
 import { FairQueue } from './fair-queue.js';
 import { type FillMode, FillPlanner, type ServerBatching } from './fill-planner.js';
@@ -22,9 +21,9 @@ function rank(priority: number): number {
 }
 
 /**
- * One model version's batching state: its buckets, the slots for batches in flight (a p-queue with
- * concurrency `slots`), the batch cap and the adaptive policy's planner (which also learns a batch's
- * service time).
+ * One model version's batching state: its buckets, the slots for batches in flight (`inFlight` of
+ * `slots`; the batcher sends only while one is free), the batch cap and the adaptive policy's
+ * planner (which also learns a batch's service time).
  */
 export class Lane {
   readonly model: string;
@@ -32,10 +31,14 @@ export class Lane {
   /** Most rows per batch: min(batcher maxBatchSize, model max_batch_size). */
   readonly cap: number;
   readonly slots: number;
-  readonly sender: PQueue;
   readonly buckets = new Map<string, Bucket>();
   readonly planner: FillPlanner;
   inFlight = 0;
+  /**
+   * The last bucket that emptied, kept for the next call of the same layout: at low load every
+   * batch empties its bucket, and the next call would otherwise build a key and a queue again.
+   */
+  #spare: Bucket | undefined;
   /** Adaptive policy: re-decides a held batch when its wait is up. */
   #hold: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
   /** When the server's statistics were last asked for (measure rule), ms. */
@@ -55,7 +58,6 @@ export class Lane {
     this.version = version;
     this.cap = cap;
     this.slots = slots;
-    this.sender = new PQueue({ concurrency: slots });
     this.planner = new FillPlanner(cap, planner.maxQueueDelayMs, planner.server, planner.mode);
   }
 
@@ -89,6 +91,15 @@ export class Lane {
       const same = sameLayout(bucket.template, request, priority, headers);
       if (same === true) return bucket;
       if (same === undefined) break;
+    }
+    const spare = this.#spare;
+    if (spare !== undefined && sameLayout(spare.template, request, priority, headers) === true) {
+      this.#spare = undefined;
+      // A live bucket with the same key (its template had empty parameters) takes precedence.
+      const live = this.buckets.get(spare.key);
+      if (live !== undefined) return live;
+      this.buckets.set(spare.key, spare);
+      return spare;
     }
     const key = batchKey(request, priority, headers);
     let bucket = this.buckets.get(key);
@@ -129,27 +140,34 @@ export class Lane {
   }
 
   /**
-   * How long a call queued now may wait for its batch to be sent: one slot frees every round trip ÷
-   * slots, and the rows ahead fill `cap`-row batches. The round trip is the learned one plus four
-   * mean deviations (`FillPlanner.serviceHighMs`), so a machine whose batches vary (a loaded client,
-   * a shared server) admits fewer calls rather than breaking its promise. 0 until the round trip
-   * is known.
+   * How long a call queued now may wait, for admission by `maxQueueWaitMs`: one slot frees every
+   * round trip ÷ slots, and the rows ahead fill `cap`-row batches. The round trip is the learned one
+   * plus four mean deviations (`FillPlanner.serviceHighMs`), so a machine whose batches vary (a
+   * loaded client, a shared server) admits fewer calls rather than breaking its promise. A call that
+   * must wait at all also gets that margin once more for its own batch, whose round trip varies as
+   * much: the promise is an answer within `maxQueueWaitMs` plus one typical round trip, so the wait
+   * and the variance of the call's own round trip share `maxQueueWaitMs`. 0 when the call would be
+   * sent at once (refusing it would not answer anyone sooner), and until the round trip is known.
    */
   expectedWaitMs(): number {
-    const interval = this.planner.serviceHighMs / this.slots;
-    if (interval === 0) return 0;
+    const high = this.planner.serviceHighMs;
+    if (high === 0) return 0;
     const busy = this.inFlight < this.slots ? 0 : 1;
     let rowsAhead = 0;
     for (const bucket of this.buckets.values()) rowsAhead += bucket.queue.rows;
-    return (Math.floor(rowsAhead / this.cap) + busy) * interval;
+    const intervals = Math.floor(rowsAhead / this.cap) + busy;
+    if (intervals === 0) return 0;
+    return (intervals * high) / this.slots + (high - this.planner.serviceMs);
   }
 
-  /** Drops a bucket that has emptied, with its timer. */
+  /** Drops a bucket that has emptied, with its timer (kept as the spare for the next call). */
   prune(bucket: Bucket): void {
     if (bucket.queue.size > 0) return;
     if (bucket.timer !== undefined) clearTimeout(bucket.timer);
     bucket.timer = undefined;
+    if (this.buckets.get(bucket.key) !== bucket) return;
     this.buckets.delete(bucket.key);
+    this.#spare = bucket;
   }
 
   /** The expected time a batch takes, once a few have been measured; 0 before. */

@@ -1,0 +1,144 @@
+// The batcher suite's overload arm on its own, with each batch's round trip recorded: `simulated_gpu`
+// in its own process (the built CLI), adaptive batches of 8, `maxQueueSize` 16, admission by
+// expected wait (`maxQueueWaitMs` 10), Poisson arrivals at 4× the capacity a closed-loop probe
+// measured, latency from the scheduled send time; the bound is the suite's (maxQueueDelayMs + 2
+// service times, the service time measured). With --compare <dir>, another build of
+// @infergate/batcher runs in the same rounds (see bench/batcher-cpu.ts for how to build it).
+//   node scripts/bootstrap.mjs --dist bench/batcher-overload.ts [--seconds 2] [--rounds 3] [--compare <dir>]
+import { resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { createMicroBatcher, type MicroBatcher } from '@infergate/batcher';
+import {
+  createTritonClient,
+  type InferTransport,
+  type InputTensor,
+  type TritonClient,
+} from '@infergate/core';
+import { closedLoopWindow, rateWindow } from '../packages/cli/src/perf/load-window.js';
+import { flag, percentile } from './lib.js';
+import { startServerProcess } from './server-process.js';
+
+const seconds = Number(flag('seconds') ?? 2);
+const rounds = Number(flag('rounds') ?? 3);
+const compare = flag('compare');
+const { url, child } = await startServerProcess();
+const p = (values: number[], at: number) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    at,
+  );
+const inputs = (): InputTensor[] => [
+  { name: 'INPUT0', datatype: 'FP32', shape: [1, 16], data: new Float32Array(16) },
+];
+type Create = typeof createMicroBatcher;
+const options = { maxBatchSize: 8, maxQueueSize: 16, maxQueueDelayMs: 10, flush: 'adaptive' as const };
+
+interface Arm {
+  name: string;
+  client: TritonClient;
+  base: TritonClient;
+  batcher: MicroBatcher;
+  roundTrips: number[];
+  latencies: number[];
+  fromSend: number[];
+  completed: number;
+  refused: number;
+  ms: number;
+}
+
+function arm(name: string, create: Create, maxQueueWaitMs: number | undefined): Arm {
+  const base = createTritonClient({ url, enableGpuIpc: false });
+  const roundTrips: number[] = [];
+  const timed: InferTransport = {
+    infer: (request, callOptions) => {
+      const sent = performance.now();
+      return base.grpc.infer(request, callOptions).finally(() => roundTrips.push(performance.now() - sent));
+    },
+    stream: (request, callOptions) => base.grpc.stream(request, callOptions),
+  };
+  const batcher = create(timed, {
+    ...options,
+    client: base,
+    ...(maxQueueWaitMs === undefined ? {} : { maxQueueWaitMs }),
+  });
+  const client = createTritonClient({ url, enableGpuIpc: false, transport: batcher });
+  return {
+    name,
+    client,
+    base,
+    batcher,
+    roundTrips,
+    latencies: [],
+    fromSend: [],
+    completed: 0,
+    refused: 0,
+    ms: 0,
+  };
+}
+
+const builds: [string, Create][] = [['adaptive', createMicroBatcher]];
+if (compare !== undefined) {
+  const other = (await import(pathToFileURL(resolve(compare, 'index.js')).href)) as {
+    createMicroBatcher: Create;
+  };
+  builds.push(['adaptive (--compare)', other.createMicroBatcher]);
+}
+// Capacity: enough closed-loop callers to keep both slots busy with full batches (no wait admission).
+const probe = arm('probe', createMicroBatcher, undefined);
+const call = (target: Arm) => () => target.client.infer('simulated_gpu', inputs()).then(() => {});
+await closedLoopWindow(call(probe), 18, 1000);
+const window = await closedLoopWindow(call(probe), 18, seconds * 1000);
+const capacity = (window.completed / window.elapsedMs) * 1000;
+const serviceMs = Math.max(2.4, (8 / capacity) * 1000);
+const bound = 10 + 2 * serviceMs;
+console.log(
+  `capacity ${capacity.toFixed(0)}/s, service ${serviceMs.toFixed(2)} ms, bound ${bound.toFixed(2)} ms; ` +
+    `probe round trip p50 ${p(probe.roundTrips, 50).toFixed(2)} p99 ${p(probe.roundTrips, 99).toFixed(2)} ms`,
+);
+const arms = builds.map(([name, create]) => arm(name, create, 10));
+for (let round = 0; round < rounds; round++) {
+  for (const target of arms) {
+    const measured = await rateWindow(
+      () => {
+        const sent = performance.now();
+        return target.client.infer('simulated_gpu', inputs()).then(
+          () => {
+            target.fromSend.push(performance.now() - sent);
+          },
+          (error: { code?: string }) => {
+            if (error.code === 'QUEUE_FULL') target.refused += 1;
+            throw error;
+          },
+        );
+      },
+      4 * capacity,
+      'poisson',
+      seconds * 1000,
+      1_000_000,
+    );
+    for (const latency of measured.latencies) target.latencies.push(latency);
+    target.completed += measured.completed;
+    target.ms += measured.elapsedMs;
+  }
+}
+for (const target of [...arms, probe]) {
+  const stats = target.batcher.stats();
+  if (target !== probe) {
+    const p99 = p(target.latencies, 99);
+    console.log(
+      `${target.name.padEnd(21)} ${((target.completed / target.ms) * 1000).toFixed(0)}/s, ${target.refused} refused, ` +
+        `p50 ${p(target.latencies, 50).toFixed(2)} p99 ${p99.toFixed(2)} ms (÷ bound ${(p99 / bound).toFixed(3)}), ` +
+        `from send p99 ÷ bound ${(p(target.fromSend, 99) / bound).toFixed(3)}; batch round trip p50 ` +
+        `${p(target.roundTrips, 50).toFixed(2)} p90 ${p(target.roundTrips, 90).toFixed(2)} p99 ` +
+        `${p(target.roundTrips, 99).toFixed(2)} ms; mean batch ${stats.meanBatchSize.toFixed(2)}; ` +
+        `policy ${JSON.stringify(stats.lanes.simulated_gpu)}`,
+    );
+  }
+  await target.batcher.close();
+  await target.client.close();
+  await target.base.close();
+}
+const exited = new Promise((done) => child.once('exit', done));
+child.kill('SIGTERM');
+await exited;

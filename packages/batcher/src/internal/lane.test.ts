@@ -1,0 +1,63 @@
+import { buildInferRequest, type InferRequest } from '@infergate/core';
+import { describe, expect, it } from 'vitest';
+import { Lane } from './lane.js';
+import { PendingCall } from './pending-call.js';
+
+function lane(): Lane {
+  return new Lane('m', '', 8, 2, { maxQueueDelayMs: 10, server: undefined, mode: 'fill' });
+}
+
+function request(width: number, parameters?: InferRequest['parameters']): InferRequest {
+  const data = new Float32Array(width);
+  const built = buildInferRequest('m', [{ name: 'INPUT0', datatype: 'FP32', shape: [1, width], data }]);
+  return parameters === undefined ? built : { ...built, parameters };
+}
+
+function call(from: InferRequest): PendingCall {
+  return new PendingCall({
+    request: from,
+    options: {},
+    tenant: 'default',
+    rows: 1,
+    bytes: 64,
+    enqueuedAt: 0,
+    deadline: undefined,
+    link: undefined,
+    resolve: () => {},
+    reject: () => {},
+  });
+}
+
+const weight = () => 1;
+
+describe('lane buckets', () => {
+  it('reuses the bucket that emptied for the next call of the same layout, and only for it', () => {
+    const subject = lane();
+    const first = subject.bucket(request(16), 0, undefined, weight);
+    first.queue.push(call(request(16)));
+    expect(first.queue.take(8)).toHaveLength(1);
+    subject.prune(first);
+    expect(subject.buckets.size).toBe(0);
+    // Another layout gets a bucket of its own; the spare is kept for its layout.
+    const other = subject.bucket(request(4), 0, undefined, weight);
+    expect(other).not.toBe(first);
+    expect(subject.bucket(request(16), 0, undefined, weight)).toBe(first);
+    expect(subject.buckets.get(first.key)).toBe(first);
+    expect(subject.buckets.size).toBe(2);
+    // Same layout, another priority: not the same bucket.
+    subject.prune(first);
+    expect(subject.bucket(request(16), 2, undefined, weight)).not.toBe(first);
+  });
+
+  it('prefers a live bucket of the same key over the spare', () => {
+    const subject = lane();
+    const spare = subject.bucket(request(16), 0, undefined, weight);
+    subject.prune(spare);
+    // Empty parameters give the same key as none, but a template with parameters is matched by key.
+    const live = subject.bucket(request(16, {}), 0, undefined, weight);
+    expect(live).not.toBe(spare);
+    live.queue.push(call(request(16, {})));
+    expect(subject.bucket(request(16), 0, undefined, weight)).toBe(live);
+    expect(subject.buckets.size).toBe(1);
+  });
+});
