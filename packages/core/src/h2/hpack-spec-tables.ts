@@ -119,3 +119,6 @@ export const HUFFMAN_CODE: readonly number[] = [
 
 /** The end-of-string symbol's number in HUFFMAN_CODE. */
 export const HUFFMAN_EOS = 256;
+
+/** HTTP/2's initial SETTINGS_HEADER_TABLE_SIZE (RFC 9113 §6.5.2): each side's table starts this large. */
+export const DEFAULT_TABLE_SIZE = 4096;

@@ -210,6 +210,44 @@ const fieldArbitrary = fc.tuple(
   fc.oneof(fc.constantFrom('', '200', '/', 'application/grpc', '0', 'gzip, deflate'), latin1Text(300)),
 );
 
+describe('blocks as the framing layer hands them over', () => {
+  it('decodes a block that is a view into a larger buffer, as a Buffer or a Uint8Array', () => {
+    for (const [vectors, tableSize] of [
+      [C3, 4096],
+      [C5, 256],
+      [C6, 256],
+    ] as const) {
+      const asBuffer = new HpackDecoder(tableSize);
+      const asArray = new HpackDecoder(tableSize);
+      for (const [block, fields] of vectors) {
+        const octets = hex(block);
+        const frame = Buffer.alloc(octets.length + 40, 0xee);
+        octets.copy(frame, 17);
+        expect(decodeAll(asBuffer, frame.subarray(17, 17 + octets.length))).toEqual(fields);
+        const array = new Uint8Array(frame.buffer, frame.byteOffset + 17, octets.length);
+        expect(decodeAll(asArray, array)).toEqual(fields);
+      }
+    }
+  });
+
+  it('never overwrites a block it handed out, across slabs and for fields larger than a slab', () => {
+    const encoder = new HpackEncoder();
+    const handed: Array<[Buffer, string]> = [];
+    for (let i = 0; i < 600; i++) {
+      const fields: Field[] = [
+        [':path', `/p/${i % 7}`],
+        ['x-n', String(i).repeat(1 + (i % 40))],
+      ];
+      if (i % 97 === 0) fields.push(['x-big', 'b'.repeat(20_000 + i)]);
+      const block = encoder.encode(fields, (name) => name === ':path');
+      handed.push([block, block.toString('hex')]);
+    }
+    for (const [block, copy] of handed) expect(block.toString('hex')).toBe(copy);
+    const decoder = new HpackDecoder();
+    for (const [block] of handed.slice(0, 3)) expect(decodeAll(decoder, block)[0]?.[0]).toBe(':path');
+  });
+});
+
 describe('HpackEncoder → HpackDecoder', () => {
   it('gives back every field list, whatever is indexed and whatever table sizes the peer sets', () => {
     fc.assert(
