@@ -4,9 +4,9 @@ import type { H2Connection } from './h2-connection.js';
 import {
   CLOSE_BUSY,
   CLOSE_END,
-  CLOSE_LOST,
   CLOSE_PROTOCOL,
   CLOSE_REFUSED,
+  CLOSE_RESET,
   type H2Session,
   type SessionStream,
   type StreamHandler,
@@ -57,6 +57,22 @@ function statusOfHttp(status: number): number {
       return 14;
     default:
       return 2;
+  }
+}
+
+/** gRPC's mapping of a server's RST_STREAM code (as grpc-js reads it). */
+function statusOfReset(code: number): number {
+  switch (code) {
+    case 7: // REFUSED_STREAM: not processed
+      return 14;
+    case 8: // CANCEL
+      return 1;
+    case 11: // ENHANCE_YOUR_CALM
+      return 8;
+    case 12: // INADEQUATE_SECURITY
+      return 7;
+    default:
+      return 13;
   }
 }
 
@@ -280,16 +296,19 @@ class ClientCall implements StreamHandler, H2Call {
       this.#finish({ code: 14, details: message, metadata: {} });
       return;
     }
-    if (kind === CLOSE_PROTOCOL && this.#sawHeaders) {
+    if (kind === CLOSE_RESET) {
+      this.#finish({
+        code: statusOfReset(code),
+        details: `Received RST_STREAM with code ${code}`,
+        metadata: {},
+      });
+      return;
+    }
+    if (kind === CLOSE_PROTOCOL && this.#session?.ready === true) {
       this.#finish({ code: 13, details: message, metadata: {} });
       return;
     }
-    const text =
-      kind === CLOSE_END
-        ? 'the stream ended without a gRPC status'
-        : kind === CLOSE_LOST || kind === CLOSE_PROTOCOL
-          ? (this.#connection.lastError?.message ?? message)
-          : `${message} (code ${code})`;
+    const text = kind === CLOSE_END ? 'the stream ended without a gRPC status' : message;
     // grpc-js's wording, which the error mapping (and the wrong-port probe) recognise.
     this.#finish({
       code: 14,

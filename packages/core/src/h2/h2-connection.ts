@@ -56,6 +56,8 @@ export class H2Connection {
   /** The next backoff's base, ms: grows after each failed dial, back to the initial on `ready`. */
   #backoffMs: number;
   #retry: NodeJS.Timeout | undefined;
+  /** The last dial failed and no session has been ready since. */
+  #dialFailed = false;
 
   constructor(options: H2ConnectionOptions) {
     this.#options = options;
@@ -63,6 +65,14 @@ export class H2Connection {
     const host = options.endpoint.host.includes(':') ? `[${options.endpoint.host}]` : options.endpoint.host;
     this.authority = serverName ?? `${host}:${options.endpoint.port}`;
     this.#backoffMs = options.backoff.initialMs;
+  }
+
+  /**
+   * True while the connection is in `transient-failure`, or redialling after a failed dial and not
+   * ready yet: calls go elsewhere while another endpoint can take them.
+   */
+  get failing(): boolean {
+    return this.#state === 'transient-failure' || (this.#state === 'connecting' && this.#dialFailed);
   }
 
   /** The connection's connectivity state (see the class comment). */
@@ -156,6 +166,7 @@ export class H2Connection {
           ready = true;
           if (this.#session !== session) return;
           this.#backoffMs = this.#options.backoff.initialMs;
+          this.#dialFailed = false;
           this.#setState('ready');
         },
         onDraining: () => {
@@ -190,6 +201,7 @@ export class H2Connection {
       this.#setState('idle');
       return;
     }
+    this.#dialFailed = true;
     this.#setState('transient-failure');
     const { maxMs } = this.#options.backoff;
     const delay = this.#backoffMs * (0.8 + 0.4 * Math.random());

@@ -78,7 +78,12 @@ export interface H2SessionEvents {
   onClose(error: Error | undefined): void;
 }
 
-/** When a request's bytes go to the socket (the engine uses `now`; the others are for the benchmark). */
+/**
+ * When a request's bytes go to the socket. `microtask` (the engine's): held (corked) until the
+ * microtask queue drains, so the requests the answers of one read start leave in one write, before
+ * the event loop moves on; `now`: a write per request; `immediate`: at the next setImmediate, as
+ * node:http2 does. The unary benchmark compares them (docs/benchmarks.md).
+ */
 export type WritePolicy = 'now' | 'microtask' | 'immediate';
 
 export interface H2SessionOptions {
@@ -255,7 +260,7 @@ export class H2Session {
     this.#scheme = options.scheme;
     this.#maxWaiting = options.maxWaiting ?? DEFAULT_MAX_WAITING;
     this.#nextId = options.firstStreamId ?? 1;
-    this.#policy = options.writePolicy ?? 'now';
+    this.#policy = options.writePolicy ?? 'microtask';
     socket.setNoDelay?.(true);
     socket.on('data', (chunk: Buffer) => this.#read(chunk));
     socket.on('error', (error: Error) => {
@@ -429,6 +434,8 @@ export class H2Session {
     }
     stream.id = this.#nextId;
     this.#nextId += 2;
+    // The last id: this connection takes no more streams once this one is sent.
+    if (this.#nextId > MAX_STREAM_ID) queueMicrotask(() => this.#drain());
     stream.state = STATE_OPEN;
     stream.sendWindow = this.#peerInitialWindow;
     this.#streams.set(stream.id, stream);
@@ -1075,16 +1082,10 @@ export class H2Session {
     const text = `the server sent GOAWAY (${errorName(code)}${debug === '' ? '' : `: ${debug}`})`;
     if (code !== NO_ERROR) this.#error ??= new Error(text);
     const refused = [...this.#streams.values()].filter((stream) => stream.id > last);
-    const waiting = this.#waiting.splice(0);
-    this.#drain();
+    this.#drain(`${text}; the call was not sent`);
     for (const stream of refused) {
       this.#forget(stream);
       stream.handler.onClose(CLOSE_REFUSED, code, `${text}; the call was not processed`);
-    }
-    for (const stream of waiting) {
-      if (stream.state !== STATE_WAITING) continue;
-      stream.state = STATE_CLOSED;
-      stream.handler.onClose(CLOSE_REFUSED, code, `${text}; the call was not sent`);
     }
     this.#afterClose();
   }
@@ -1131,23 +1132,37 @@ export class H2Session {
     }
   }
 
-  #drain(): void {
-    if (this.#draining) return;
+  /** No new streams here: calls still waiting fail (never sent, so safe to retry elsewhere). */
+  #drain(why = 'the connection ran out of stream ids; the call was not sent'): void {
+    if (this.#draining || this.#done) return;
     this.#draining = true;
     this.#events.onDraining();
+    for (const stream of this.#waiting.splice(0)) {
+      if (stream.state !== STATE_WAITING) continue;
+      stream.state = STATE_CLOSED;
+      stream.handler.onClose(CLOSE_REFUSED, 0, why);
+    }
+    if (this.#streams.size === 0) this.#socket.end();
+  }
+
+  /** A protocol violation's text: before the server spoke HTTP/2 it is not an HTTP/2 server at all. */
+  #violation(text: string, code: number): string {
+    return this.#ready
+      ? `HTTP/2 protocol error from the server: ${text} (${errorName(code)})`
+      : `Protocol error: ${text} (HTTP/2 ${errorName(code)})`;
   }
 
   #streamError(stream: SessionStream, code: number, text: string): void {
     this.#forget(stream);
     this.#write(frame32(FRAME_RST_STREAM, stream.id, code));
-    stream.handler.onClose(CLOSE_PROTOCOL, code, `Protocol error: ${text} (HTTP/2 ${errorName(code)})`);
+    stream.handler.onClose(CLOSE_PROTOCOL, code, this.#violation(text, code));
     this.#afterClose();
   }
 
   /** The server broke the protocol: GOAWAY with `code`, and every call on the connection fails. */
   #connectionError(code: number, text: string): void {
     if (this.#done) return;
-    const message = `Protocol error: ${text} (HTTP/2 ${errorName(code)})`;
+    const message = this.#violation(text, code);
     this.#error = new Error(message);
     const debug = Buffer.from(text, 'utf8');
     const payload = Buffer.allocUnsafe(8 + debug.byteLength);
