@@ -343,8 +343,7 @@ export async function run(): Promise<void> {
             else if (arm === 'core_tuned')
               measured = await nodeWindow(tunedCall, concurrency, seconds * 1000);
             else if (arm === 'core_h2') measured = await nodeWindow(h2Call, concurrency, seconds * 1000);
-            else if (arm === 'core_h2_now')
-              measured = await nodeWindow(nowCall, concurrency, seconds * 1000);
+            else if (arm === 'core_h2_now') measured = await nodeWindow(nowCall, concurrency, seconds * 1000);
             else if (arm === 'core_h2_immediate')
               measured = await nodeWindow(immediateCall, concurrency, seconds * 1000);
             else if (arm === 'core_h2_before')
