@@ -485,6 +485,7 @@ class RawClient {
   constructor(
     readonly socket: Socket,
     readonly decoder: HpackDecoder,
+    readonly onTableSize: (size: number) => void,
   ) {
     socket.on('data', (chunk: Buffer) => {
       try {
@@ -547,7 +548,10 @@ class RawClient {
     if (this.#pending !== undefined && type !== FRAME_CONTINUATION) throw new Error('CONTINUATION expected');
     if (type === FRAME_SETTINGS && (flags & 1) === 0) {
       for (let at = 0; at + 6 <= payload.length; at += 6) {
-        if (payload.readUInt16BE(at) === 0x1) this.peerTableSize = payload.readUInt32BE(at + 2);
+        if (payload.readUInt16BE(at) === 0x1) {
+          this.peerTableSize = payload.readUInt32BE(at + 2);
+          this.onTableSize(this.peerTableSize);
+        }
       }
       this.socket.write(frame(FRAME_SETTINGS, 1, 0));
       this.#settled = true;
@@ -640,7 +644,8 @@ describe('HpackEncoder and HpackDecoder against nghttp2 (a node:http2 server)', 
     socket.on('error', () => {});
     try {
       // We advertise a 1024-octet table: nghttp2's encoder must announce it and evict more often.
-      const client = new RawClient(socket, new HpackDecoder(1024));
+      const encoder = new HpackEncoder();
+      const client = new RawClient(socket, new HpackDecoder(1024), (size) => encoder.setMaxTableSize(size));
       const ourSettings = Buffer.alloc(6);
       ourSettings.writeUInt16BE(0x1, 0);
       ourSettings.writeUInt32BE(1024, 2);
@@ -653,36 +658,44 @@ describe('HpackEncoder and HpackDecoder against nghttp2 (a node:http2 server)', 
       await client.settings(5_000);
       expect(client.peerTableSize).toBe(256);
 
-      const encoder = new HpackEncoder();
-      encoder.setMaxTableSize(client.peerTableSize ?? 4096);
       const constant = new Set([':path', ':authority', 'content-type', 'te', 'user-agent']);
       const requests = new Map<number, Field[]>();
-      const out: Buffer[] = [];
-      for (let i = 0; i < 50; i++) {
-        const id = 2 * i + 1;
-        const request: Field[] = [
-          [':method', 'POST'],
-          [':scheme', 'http'],
-          [':path', `/inference.GRPCInferenceService/${pick(['ModelInfer', 'ModelReady', 'ServerLive'])}`],
-          [':authority', `127.0.0.1:${port}`],
-          ['content-type', 'application/grpc'],
-          ['te', 'trailers'],
-          ['user-agent', 'infergate-hpack-test'],
-          ['grpc-timeout', `${1 + Math.floor(random() * 10_000)}m`],
-          ...Object.entries(fields('x-q', Math.floor(random() * 4))),
-        ];
-        requests.set(id, request);
-        out.push(
-          frame(
-            FRAME_HEADERS,
-            END_STREAM | END_HEADERS,
-            id,
-            encoder.encode(request, (name) => constant.has(name)),
-          ),
-        );
-      }
-      socket.write(Buffer.concat(out));
-      await client.ends([...requests.keys()], 10_000);
+      const firstBlocks: Buffer[] = [];
+      const batch = async (first: number, count: number) => {
+        const out: Buffer[] = [];
+        const ids: number[] = [];
+        for (let i = first; i < first + count; i++) {
+          const id = 2 * i + 1;
+          const request: Field[] = [
+            [':method', 'POST'],
+            [':scheme', 'http'],
+            [':path', `/inference.GRPCInferenceService/${pick(['ModelInfer', 'ModelReady', 'ServerLive'])}`],
+            [':authority', `127.0.0.1:${port}`],
+            ['content-type', 'application/grpc'],
+            ['te', 'trailers'],
+            ['user-agent', 'infergate-hpack-test'],
+            ['grpc-timeout', `${1 + Math.floor(random() * 10_000)}m`],
+            ...Object.entries(fields('x-q', Math.floor(random() * 4))),
+          ];
+          requests.set(id, request);
+          ids.push(id);
+          const block = encoder.encode(request, (name) => constant.has(name));
+          if (i === first) firstBlocks.push(block);
+          out.push(frame(FRAME_HEADERS, END_STREAM | END_HEADERS, id, block));
+        }
+        socket.write(Buffer.concat(out));
+        await client.ends(ids, 10_000);
+      };
+      await batch(0, 25);
+      // Mid-connection the server shrinks our table to 64 octets (it holds one of our fields at a time).
+      await new Promise<void>((resolve, reject) =>
+        sessions[0]?.settings({ headerTableSize: 64 }, (error) => (error ? reject(error) : resolve())),
+      );
+      expect(client.peerTableSize).toBe(64);
+      await batch(25, 25);
+      // Each batch's first block started with the size update nghttp2 requires: 256 (3f e1 01), then
+      // 64 (3f 21, followed by :method POST, 83).
+      expect(firstBlocks.map((block) => block.subarray(0, 3).toString('hex'))).toEqual(['3fe101', '3f2183']);
 
       for (const [id, request] of requests) {
         // nghttp2 decoded what our encoder sent.
