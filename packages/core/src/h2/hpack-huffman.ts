@@ -1,5 +1,5 @@
 // HPACK's Huffman code (RFC 7541 §5.2, Appendix B). Decoding runs a 16-way state machine, one
-// step per 4 bits of input, built once at load from the code table: no per-bit loop when decoding.
+// step per 4 bits of input, built once from the code table: no per-bit loop when decoding.
 import { HUFFMAN_CODE, HUFFMAN_EOS } from './hpack-spec-tables.js';
 
 const SYMBOLS = HUFFMAN_EOS + 1;
@@ -10,11 +10,22 @@ for (let symbol = 0; symbol < SYMBOLS; symbol++) {
   LENGTHS[symbol] = HUFFMAN_CODE[2 * symbol + 1] as number;
 }
 
-// The code tree: a complete binary tree with 257 leaves, so 256 inner nodes, the root is node 0.
-// A child is an inner node's number, or a leaf written as -1 - symbol.
-const INNER_NODES = SYMBOLS - 1;
-const children = new Int32Array(2 * INNER_NODES).fill(0x7fffffff);
-{
+// DECODE[state * 16 + nibble]: bits 0–7 the next state (an inner node of the code tree), bits 8–15
+// the symbol completed by these 4 bits (a code is at least 5 bits long, so at most one), then two flags.
+const EMITS = 1 << 16;
+const FAILS = 1 << 17; // the 4 bits complete EOS, which must never appear inside a string
+// Built on the first Huffman-coded string rather than at load (about a millisecond on a busy
+// machine, which every import of the package would pay): most connections send few or none.
+let DECODE: Uint32Array | undefined;
+// ENDS[state]: a string may end in this state: the bits since the last symbol are all ones (a
+// prefix of EOS) and at most 7 of them (§5.2).
+let ENDS = new Uint8Array(0);
+
+function buildDecoder(): Uint32Array {
+  // The code tree: a complete binary tree with 257 leaves, so 256 inner nodes, the root is node 0.
+  // A child is an inner node's number, or a leaf written as -1 - symbol.
+  const innerNodes = SYMBOLS - 1;
+  const children = new Int32Array(2 * innerNodes).fill(0x7fffffff);
   let nodes = 1;
   for (let symbol = 0; symbol < SYMBOLS; symbol++) {
     const code = CODES[symbol] as number;
@@ -27,51 +38,48 @@ const children = new Int32Array(2 * INNER_NODES).fill(0x7fffffff);
     }
     children[2 * node + (code & 1)] = -1 - symbol;
   }
-  if (nodes !== INNER_NODES || children.includes(0x7fffffff))
+  if (nodes !== innerNodes || children.includes(0x7fffffff))
     throw new Error('HPACK Huffman table is not complete');
-}
 
-// DECODE[state * 16 + nibble]: bits 0–7 the next state (an inner node), bits 8–15 the symbol
-// completed by these 4 bits (a code is at least 5 bits long, so at most one), then two flags.
-const EMITS = 1 << 16;
-const FAILS = 1 << 17; // the 4 bits complete EOS, which must never appear inside a string
-const DECODE = new Uint32Array(INNER_NODES * 16);
-// ENDS[state]: a string may end in this state: the bits since the last symbol are all ones (a
-// prefix of EOS) and at most 7 of them (§5.2).
-const ENDS = new Uint8Array(INNER_NODES);
-for (let state = 0; state < INNER_NODES; state++) {
-  for (let nibble = 0; nibble < 16; nibble++) {
-    let node = state;
-    let entry = 0;
-    for (let bit = 3; bit >= 0; bit--) {
-      const child = children[2 * node + ((nibble >>> bit) & 1)] as number;
-      if (child >= 0) {
-        node = child;
-        continue;
+  const decode = new Uint32Array(innerNodes * 16);
+  for (let state = 0; state < innerNodes; state++) {
+    for (let nibble = 0; nibble < 16; nibble++) {
+      let node = state;
+      let entry = 0;
+      for (let bit = 3; bit >= 0; bit--) {
+        const child = children[2 * node + ((nibble >>> bit) & 1)] as number;
+        if (child >= 0) {
+          node = child;
+          continue;
+        }
+        const symbol = -1 - child;
+        entry |= symbol === HUFFMAN_EOS ? FAILS : EMITS | (symbol << 8);
+        node = 0;
       }
-      const symbol = -1 - child;
-      entry |= symbol === HUFFMAN_EOS ? FAILS : EMITS | (symbol << 8);
-      node = 0;
+      decode[state * 16 + nibble] = entry | node;
     }
-    DECODE[state * 16 + nibble] = entry | node;
   }
+  ENDS = new Uint8Array(innerNodes);
+  for (let depth = 0, node = 0; depth < 8; depth++, node = children[2 * node + 1] as number) ENDS[node] = 1;
+  DECODE = decode;
+  return decode;
 }
-for (let depth = 0, node = 0; depth < 8; depth++, node = children[2 * node + 1] as number) ENDS[node] = 1;
 
 /**
  * Decodes the Huffman-coded octets `source[start..end)` into `target` (room for `(end - start) * 8 / 5`
  * octets), returning how many it wrote, or -1 when the input holds EOS or ends with bad padding.
  */
 export function decodeHuffman(source: Uint8Array, start: number, end: number, target: Uint8Array): number {
+  const table = DECODE ?? buildDecoder();
   let state = 0;
   let written = 0;
   for (let i = start; i < end; i++) {
     const octet = source[i] as number;
-    let entry = DECODE[(state << 4) | (octet >>> 4)] as number;
+    let entry = table[(state << 4) | (octet >>> 4)] as number;
     if (entry & EMITS) target[written++] = entry >>> 8;
     else if (entry & FAILS) return -1;
     state = entry & 0xff;
-    entry = DECODE[(state << 4) | (octet & 15)] as number;
+    entry = table[(state << 4) | (octet & 15)] as number;
     if (entry & EMITS) target[written++] = entry >>> 8;
     else if (entry & FAILS) return -1;
     state = entry & 0xff;

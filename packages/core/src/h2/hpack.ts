@@ -44,6 +44,8 @@ function readInteger(block: Uint8Array, at: number, mask: number): number {
 /** Strings up to this long are built a character at a time: cheaper than a call into Buffer. */
 const SHORT_STRING = 8;
 const EMPTY: Buffer = Buffer.alloc(0);
+/** The largest Huffman scratch a decoder keeps between blocks. */
+const KEPT_SCRATCH = 8192;
 
 /** The octets `bytes[start..end)` as a string, one character each. */
 function latin1(bytes: Buffer, start: number, end: number): string {
@@ -79,7 +81,12 @@ export class HpackDecoder {
     this.#table = new DynamicTable(maxTableSize);
   }
 
-  /** Decodes one complete header block (HEADERS + CONTINUATION payloads already joined), calling onHeader for each field in order. Throws HpackError. */
+  /**
+   * Decodes one complete header block (HEADERS + CONTINUATION payloads already joined), calling onHeader for each field in order. Throws HpackError.
+   * Every block the connection receives must be decoded, in order, even for a stream already closed:
+   * the table follows the server's. After an HpackError the table is no longer the server's: the
+   * connection must end.
+   */
   decode(block: Uint8Array, onHeader: (name: string, value: string) => void): void {
     const table = this.#table;
     const end = block.length;
@@ -164,11 +171,15 @@ export class HpackDecoder {
     if (!huffman) return latin1(this.#view, start, end);
     // A code is at least 5 bits long: `length` octets decode to at most length * 8 / 5 symbols.
     const room = Math.ceil((length * 8) / 5);
-    if (this.#scratch.length < room)
-      this.#scratch = Buffer.allocUnsafeSlow(Math.max(room, 2 * this.#scratch.length));
-    const written = decodeHuffman(block, start, end, this.#scratch);
+    let target = this.#scratch;
+    if (target.length < room) {
+      // Kept for the next strings up to a few KiB; a longer one gets memory of its own, let go after.
+      target = Buffer.allocUnsafeSlow(Math.max(room, 2 * target.length));
+      if (room <= KEPT_SCRATCH) this.#scratch = target;
+    }
+    const written = decodeHuffman(block, start, end, target);
     if (written < 0) throw new HpackError('malformed Huffman string (EOS or bad padding)');
-    return latin1(this.#scratch, 0, written);
+    return latin1(target, 0, written);
   }
 }
 
