@@ -242,7 +242,7 @@ export class H2Connection {
     this.#retry = undefined;
     this.#stopKeepalive();
     this.#session = undefined;
-    for (const session of this.#open) session.destroy();
+    for (const session of this.#open) session.destroy(new Error('the client was closed'));
     this.#open.clear();
     this.#state = 'shutdown';
     this.#options.onStateChange?.();
