@@ -5,6 +5,10 @@
 //   core_tuned   the same with grpc-js channel options tuned (channelz and retries off)
 //   core_h2      the same with engine: 'http2' named (the default's own code: the spread between
 //                core and core_h2 is the run's noise unless --engine grpc-js)
+//   core_h2_now, core_h2_immediate
+//                the http2 engine writing each request at once, or holding writes to the next
+//                setImmediate (as node:http2 does), where the engine holds them until the microtask
+//                queue drains; only when named in --arms, to compare write policies
 //   floor        bare @grpc/grpc-js sending the same pre-encoded request bytes, no decoding
 //   tc_aio       NVIDIA's tritonclient.grpc.aio (interop venv), one process per window
 //   tc_sync      tritonclient.grpc with one thread and client per caller (for information)
@@ -37,7 +41,19 @@ const SIZES = [
   { label: '1MiB_', elements: 262_144 },
 ] as const;
 const CONCURRENCIES = [1, 16, 64];
-const ARMS = ['core', 'core_tuned', 'core_h2', 'core_h2_before', 'floor', 'tc_aio', 'tc_sync'] as const;
+const ARMS = [
+  'core',
+  'core_tuned',
+  'core_h2',
+  'core_h2_now',
+  'core_h2_immediate',
+  'core_h2_before',
+  'floor',
+  'tc_aio',
+  'tc_sync',
+] as const;
+/** Arms run only when --arms names them. */
+const OPT_IN_ARMS: readonly Arm[] = ['core_h2_now', 'core_h2_immediate'];
 type Arm = (typeof ARMS)[number];
 const PYTHON = join(ROOT, 'test/interop/.venv/bin/python');
 const SCRIPT = join(ROOT, 'bench/suites/unary_tritonclient.py');
@@ -156,6 +172,8 @@ const ARM_COLORS: Record<Arm, string> = {
   core: '#1f77b4',
   core_tuned: '#9ecae1',
   core_h2: '#d62728',
+  core_h2_now: '#e377c2',
+  core_h2_immediate: '#f7b6d2',
   core_h2_before: '#ff9896',
   floor: '#7f7f7f',
   tc_aio: '#76b900',
@@ -240,13 +258,26 @@ export async function run(): Promise<void> {
     },
   });
   const coreH2 = createTritonClient({ url, enableGpuIpc: false, timeoutMs: 60_000, engine: 'http2' });
+  /** The http2 engine with another write policy (an internal switch read when a client is made). */
+  const withPolicy = (policy: 'now' | 'immediate') => {
+    process.env.INFERGATE_H2_WRITE_POLICY = policy;
+    try {
+      return createTritonClient({ url, enableGpuIpc: false, timeoutMs: 60_000, engine: 'http2' });
+    } finally {
+      delete process.env.INFERGATE_H2_WRITE_POLICY;
+    }
+  };
+  const coreNow = withPolicy('now');
+  const coreImmediate = withPolicy('immediate');
   const bare = new grpc.Client(url, grpc.credentials.createInsecure());
   const compare = flag('compare');
   const arms: Arm[] = ARMS.filter(
     (arm) =>
       (withPython || !arm.startsWith('tc_')) &&
       (compare !== undefined || arm !== 'core_h2_before') &&
-      (onlyArms === undefined || onlyArms.includes(arm) || arm === 'core_h2_before'),
+      (OPT_IN_ARMS.includes(arm)
+        ? onlyArms?.includes(arm) === true
+        : onlyArms === undefined || onlyArms.includes(arm) || arm === 'core_h2_before'),
   );
   const before =
     compare === undefined
@@ -276,6 +307,8 @@ export async function run(): Promise<void> {
       const coreCall = () => core.infer('identity', inputs);
       const tunedCall = () => coreTuned.infer('identity', inputs);
       const h2Call = () => coreH2.infer('identity', inputs);
+      const nowCall = () => coreNow.infer('identity', inputs);
+      const immediateCall = () => coreImmediate.infer('identity', inputs);
       const beforeCall = () => before?.infer('identity', inputs) as Promise<unknown>;
       const floorCall = () =>
         new Promise<Buffer>((resolve, reject) => {
@@ -292,6 +325,8 @@ export async function run(): Promise<void> {
         core: coreCall,
         core_tuned: tunedCall,
         core_h2: h2Call,
+        core_h2_now: nowCall,
+        core_h2_immediate: immediateCall,
         core_h2_before: beforeCall,
         floor: floorCall,
       };
@@ -308,6 +343,9 @@ export async function run(): Promise<void> {
             else if (arm === 'core_tuned')
               measured = await nodeWindow(tunedCall, concurrency, seconds * 1000);
             else if (arm === 'core_h2') measured = await nodeWindow(h2Call, concurrency, seconds * 1000);
+            else if (arm === 'core_h2_now') measured = await nodeWindow(nowCall, concurrency, seconds * 1000);
+            else if (arm === 'core_h2_immediate')
+              measured = await nodeWindow(immediateCall, concurrency, seconds * 1000);
             else if (arm === 'core_h2_before')
               measured = await nodeWindow(beforeCall, concurrency, seconds * 1000);
             else if (arm === 'floor') measured = await nodeWindow(floorCall, concurrency, seconds * 1000);
@@ -355,10 +393,13 @@ export async function run(): Promise<void> {
         ratios[`core_h2_cpu_vs_before_${load}`] =
           ((cell('core_h2', load)?.extra?.cpuMsPerCall as number) ?? Number.NaN) /
           ((cell('core_h2_before', load)?.extra?.cpuMsPerCall as number) ?? Number.NaN);
+        ratios[`core_h2_now_vs_core_h2_${load}`] = itemsRatio('core_h2_now', 'core_h2', load);
+        ratios[`core_h2_immediate_vs_core_h2_${load}`] = itemsRatio('core_h2_immediate', 'core_h2', load);
         ratios[`core_tuned_vs_core_${load}`] = itemsRatio('core_tuned', 'core', load);
         if (withPython && concurrency > 1) {
           ratios[`core_vs_tritonclient_${load}`] = itemsRatio('core', 'tc_aio', load);
           ratios[`core_h2_vs_tritonclient_${load}`] = itemsRatio('core_h2', 'tc_aio', load);
+          ratios[`core_h2_before_vs_tritonclient_${load}`] = itemsRatio('core_h2_before', 'tc_aio', load);
         }
       }
     }
@@ -405,6 +446,8 @@ export async function run(): Promise<void> {
     await core.close();
     await coreTuned.close();
     await coreH2.close();
+    await coreNow.close();
+    await coreImmediate.close();
     await before?.close();
     server?.child.kill('SIGTERM');
   }

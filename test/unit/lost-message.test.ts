@@ -55,8 +55,23 @@ afterAll(async () => {
 });
 
 describe("a shape error whose text Node's HTTP/2 layer drops", () => {
-  it("is rebuilt from the model's metadata: input, shape sent, shape declared", async () => {
+  it('arrives whole over the default engine, whose own HTTP/2 layer keeps the trailing space', async () => {
     const client = createTritonClient({ url: `127.0.0.1:${port}`, enableGpuIpc: false });
+    try {
+      const error = (await client
+        .infer('fixed4', [{ name: 'INPUT0', datatype: 'FP32', shape: [2, 2], data: [1, 2, 3, 4] }])
+        .catch((e) => e)) as InfergateError;
+      expect(error.code).toBe('INVALID_ARGUMENT');
+      expect(error.retryable).toBe(false);
+      expect(error.rawMessage).toContain(SHAPE_ERROR.trim());
+      expect(error.details).not.toMatchObject({ tritonMessageLost: true });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("is rebuilt from the model's metadata over grpc-js: input, shape sent, shape declared", async () => {
+    const client = createTritonClient({ url: `127.0.0.1:${port}`, enableGpuIpc: false, engine: 'grpc-js' });
     try {
       const error = (await client
         .infer('fixed4', [{ name: 'INPUT0', datatype: 'FP32', shape: [2, 2], data: [1, 2, 3, 4] }])

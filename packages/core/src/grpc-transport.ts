@@ -69,7 +69,7 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
    * gave `channelOptions` only grpc-js understands (see the `engine` option).
    */
   readonly engine: InferenceEngine;
-  /** The lean node:http2 client that carries inference when `engine` is "http2". */
+  /** The lean HTTP/2 client that carries inference when `engine` is "http2". */
   private readonly h2: H2Engine | undefined;
   private readonly options: ResolvedGrpcTransportOptions;
   private readonly target: string;

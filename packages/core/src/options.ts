@@ -49,7 +49,7 @@ function buildClientOptionsSchema(z: ZodNamespace) {
       loadBalancing: z.enum(['round_robin', 'pick_first']).default('round_robin'),
       /**
        * What carries inference (ModelInfer, and ModelStreamInfer for `stream()`): `http2`, a lean
-       * gRPC client on `node:http2` (decision 0017), or `grpc-js`. Management calls and stream
+       * gRPC client on its own HTTP/2 layer over a TCP or TLS socket (decision 0017), or `grpc-js`. Management calls and stream
        * sessions use grpc-js either way. Unset, it is `http2`, unless `channelOptions` holds a key
        * the http2 engine does not honour (it honours the reconnect backoff and keepalive keys):
        * then `grpc-js`. `http2` with such a key is refused. @default "http2"

@@ -83,7 +83,7 @@ describe('createFaultProxy', () => {
     await identity(client);
     await proxy.set({ kind: 'reset' });
     await expect(identity(client)).rejects.toMatchObject({ code: ErrorCode.Unavailable });
-    expect(proxy.connections).toBe(0);
+    await expect.poll(() => proxy.connections).toBe(0);
   });
 
   it('blackholes: the call reaches nobody and ends at its deadline', async () => {

@@ -1,7 +1,16 @@
-import type { ClientHttp2Stream, IncomingHttpHeaders, IncomingHttpStatusHeader } from 'node:http2';
 import type { GrpcStatusLike } from '../grpc-status.js';
 import { FrameError, MessageReader } from './grpc-frames.js';
 import type { H2Connection } from './h2-connection.js';
+import {
+  CLOSE_BUSY,
+  CLOSE_END,
+  CLOSE_PROTOCOL,
+  CLOSE_REFUSED,
+  CLOSE_RESET,
+  type H2Session,
+  type SessionStream,
+  type StreamHandler,
+} from './h2-session.js';
 
 /** The status a call ended with, as grpc-js reports it (so one error mapping serves both engines). */
 export interface H2Status extends GrpcStatusLike {
@@ -30,8 +39,6 @@ export interface H2Call {
   cancel(): void;
 }
 
-const NGHTTP2_CANCEL = 8;
-
 /** gRPC's mapping of HTTP statuses for answers that carry no grpc-status (PROTOCOL-HTTP2.md). */
 function statusOfHttp(status: number): number {
   switch (status) {
@@ -53,6 +60,22 @@ function statusOfHttp(status: number): number {
   }
 }
 
+/** gRPC's mapping of a server's RST_STREAM code (as grpc-js reads it). */
+function statusOfReset(code: number): number {
+  switch (code) {
+    case 7: // REFUSED_STREAM: not processed
+      return 14;
+    case 8: // CANCEL
+      return 1;
+    case 11: // ENHANCE_YOUR_CALM
+      return 8;
+    case 12: // INADEQUATE_SECURITY
+      return 7;
+    default:
+      return 13;
+  }
+}
+
 function formatTimeout(ms: number): string {
   const rounded = Math.max(1, Math.ceil(ms));
   return rounded < 1e8 ? `${rounded}m` : `${Math.min(99_999_999, Math.ceil(rounded / 1000))}S`;
@@ -69,9 +92,6 @@ function grpcTimeout(ms: number): string {
   return lastTimeoutText;
 }
 
-/** What `session.request` is given each time (it copies the object, never keeps or changes it). */
-const REQUEST_OPTIONS = Object.freeze({ endStream: false });
-
 function decodeMessage(value: string): string {
   try {
     return decodeURIComponent(value);
@@ -80,12 +100,19 @@ function decodeMessage(value: string): string {
   }
 }
 
-function metadataOf(headers: IncomingHttpHeaders): Record<string, string | Buffer> {
+/** Header fields (names and values alternating) as metadata: pseudo-headers left out, repeats joined. */
+function metadataOf(fields: readonly string[]): Record<string, string | Buffer> {
+  const text: Record<string, string> = {};
+  for (let i = 0; i < fields.length; i += 2) {
+    const key = fields[i] as string;
+    if (key.startsWith(':')) continue;
+    const value = fields[i + 1] as string;
+    const before = text[key];
+    text[key] = before === undefined ? value : `${before},${value}`;
+  }
   const metadata: Record<string, string | Buffer> = {};
-  for (const [key, value] of Object.entries(headers)) {
-    if (key.startsWith(':') || value === undefined) continue;
-    const text = Array.isArray(value) ? value.join(',') : String(value);
-    metadata[key] = key.endsWith('-bin') ? Buffer.from(text, 'base64') : text;
+  for (const [key, value] of Object.entries(text)) {
+    metadata[key] = key.endsWith('-bin') ? Buffer.from(value, 'base64') : value;
   }
   return metadata;
 }
@@ -97,40 +124,210 @@ function metadataOf(headers: IncomingHttpHeaders): Record<string, string | Buffe
 class ReceivedStatus implements H2Status {
   readonly code: number;
   readonly details: string;
-  #headers: IncomingHttpHeaders | undefined;
+  #fields: readonly string[] | undefined;
   #metadata: Record<string, string | Buffer> | undefined;
 
-  constructor(code: number, details: string, headers: IncomingHttpHeaders) {
+  constructor(code: number, details: string, fields: readonly string[]) {
     this.code = code;
     this.details = details;
-    this.#headers = headers;
+    this.#fields = fields;
   }
 
   get metadata(): Record<string, string | Buffer> {
     if (this.#metadata === undefined) {
-      this.#metadata = metadataOf(this.#headers as IncomingHttpHeaders);
-      this.#headers = undefined;
+      this.#metadata = metadataOf(this.#fields as readonly string[]);
+      this.#fields = undefined;
     }
     return this.#metadata;
   }
 }
 
-function statusOf(headers: IncomingHttpHeaders): H2Status | undefined {
-  const raw = headers['grpc-status'];
+/** The status in a header block, if it has `grpc-status`. */
+function statusOf(fields: readonly string[]): H2Status | undefined {
+  let raw: string | undefined;
+  let message: string | undefined;
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i];
+    if (name === 'grpc-status') raw ??= fields[i + 1];
+    else if (name === 'grpc-message') message ??= fields[i + 1];
+  }
   if (raw === undefined) return undefined;
+  const details = message === undefined ? '' : decodeMessage(message);
   // The usual trailer of a good call, without Number() and a range check.
-  if (raw === '0') return new ReceivedStatus(0, detailsOf(headers), headers);
-  const code = Number(Array.isArray(raw) ? raw[0] : raw);
-  return new ReceivedStatus(
-    Number.isInteger(code) && code >= 0 && code <= 16 ? code : 2,
-    detailsOf(headers),
-    headers,
-  );
+  if (raw === '0') return new ReceivedStatus(0, details, fields);
+  const code = Number(raw);
+  return new ReceivedStatus(Number.isInteger(code) && code >= 0 && code <= 16 ? code : 2, details, fields);
 }
 
-function detailsOf(headers: IncomingHttpHeaders): string {
-  const message = headers['grpc-message'];
-  return typeof message === 'string' ? decodeMessage(message) : '';
+/** The `:status` of a response header block (0 if none). */
+function httpStatusOf(fields: readonly string[]): number {
+  for (let i = 0; i < fields.length; i += 2) {
+    if (fields[i] === ':status') return Number(fields[i + 1]) || 0;
+  }
+  return 0;
+}
+
+const NOOP_CALL: H2Call = { pause() {}, resume() {}, cancel() {} };
+
+function onDeadline(call: ClientCall): void {
+  call.stop(4, 'Deadline exceeded');
+}
+
+/**
+ * One call: the session's handler for its stream, its deadline timer and abort listener (itself,
+ * as an EventListener object), and the handle the engine pauses, resumes and cancels.
+ */
+class ClientCall implements StreamHandler, H2Call {
+  readonly #connection: H2Connection;
+  readonly #onEnd: (status: H2Status) => void;
+  readonly #signal: AbortSignal | undefined;
+  readonly #reader: MessageReader;
+  #session: H2Session | undefined;
+  #stream: SessionStream | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #ended = false;
+  #local: H2Status | undefined;
+  #remote: H2Status | undefined;
+  #httpStatus = 0;
+  #sawHeaders = false;
+
+  constructor(
+    connection: H2Connection,
+    options: H2CallOptions,
+    onMessage: (message: Buffer) => void,
+    onEnd: (status: H2Status) => void,
+  ) {
+    this.#connection = connection;
+    this.#onEnd = onEnd;
+    this.#signal = options.signal;
+    this.#reader = new MessageReader(options.maxMessageBytes, onMessage);
+  }
+
+  start(body: readonly Uint8Array[], options: H2CallOptions): void {
+    let session: H2Session;
+    try {
+      session = this.#connection.session();
+    } catch (error) {
+      this.#finish({
+        code: 14,
+        details: `could not start the call: ${(error as Error).message}`,
+        metadata: {},
+      });
+      return;
+    }
+    this.#session = session;
+    if (options.timeoutMs !== undefined) this.#timer = setTimeout(onDeadline, options.timeoutMs, this);
+    this.#signal?.addEventListener('abort', this, { once: true });
+    const timeout = options.timeoutMs === undefined ? undefined : grpcTimeout(options.timeoutMs);
+    const stream = session.request(this, options.path, options.headers, timeout, body);
+    if (!this.#ended) this.#stream = stream;
+  }
+
+  /** The signal's abort. */
+  handleEvent(): void {
+    this.stop(1, 'Cancelled on client');
+  }
+
+  stop(code: number, details: string): void {
+    if (this.#ended) return;
+    this.#local ??= { code, details, metadata: {} };
+    if (this.#stream !== undefined) this.#session?.reset(this.#stream);
+    this.#finish(this.#local);
+  }
+
+  pause(): void {
+    if (this.#stream !== undefined) this.#session?.pause(this.#stream);
+  }
+
+  resume(): void {
+    if (this.#stream !== undefined) this.#session?.resume(this.#stream);
+  }
+
+  cancel(): void {
+    this.stop(1, 'Cancelled on client');
+  }
+
+  onHeaders(fields: string[], endStream: boolean): void {
+    if (!this.#sawHeaders) {
+      this.#sawHeaders = true;
+      this.#httpStatus = httpStatusOf(fields);
+      // A trailers-only answer (an error before any message) carries the status in the headers.
+      this.#remote ??= statusOf(fields);
+      return;
+    }
+    if (endStream) this.#remote = statusOf(fields) ?? this.#remote;
+  }
+
+  onData(data: Buffer): void {
+    if (this.#ended) return;
+    try {
+      this.#reader.push(data);
+    } catch (error) {
+      if (error instanceof FrameError) this.stop(error.status, error.message);
+      else this.stop(13, `reading the answer failed: ${(error as Error).message}`);
+    }
+  }
+
+  onClose(kind: number, code: number, message: string): void {
+    if (this.#ended) return;
+    const remote = this.#remote;
+    if (kind === CLOSE_END && remote !== undefined) {
+      if (remote.code === 0 && this.#reader.partial) {
+        this.#finish({ code: 15, details: 'the stream ended inside a message', metadata: remote.metadata });
+        return;
+      }
+      this.#finish(remote);
+      return;
+    }
+    const httpStatus = this.#httpStatus;
+    if (kind === CLOSE_END && httpStatus !== 0 && httpStatus !== 200) {
+      this.#finish({
+        code: statusOfHttp(httpStatus),
+        details: `the server answered HTTP ${httpStatus}`,
+        metadata: {},
+      });
+      return;
+    }
+    if (kind === CLOSE_BUSY) {
+      this.#finish({ code: 8, details: message, metadata: {} });
+      return;
+    }
+    if (kind === CLOSE_REFUSED) {
+      this.#finish({ code: 14, details: message, metadata: {} });
+      return;
+    }
+    if (kind === CLOSE_RESET) {
+      this.#finish({
+        code: statusOfReset(code),
+        details: `Received RST_STREAM with code ${code}`,
+        metadata: {},
+      });
+      return;
+    }
+    if (kind === CLOSE_PROTOCOL && this.#session?.ready === true) {
+      this.#finish({ code: 13, details: message, metadata: {} });
+      return;
+    }
+    const text = kind === CLOSE_END ? 'the stream ended without a gRPC status' : message;
+    // grpc-js's wording, which the error mapping (and the wrong-port probe) recognise.
+    this.#finish({
+      code: 14,
+      details: this.#sawHeaders
+        ? `Connection dropped: ${text}`
+        : `No connection established. Last error: ${text}`,
+      metadata: {},
+    });
+  }
+
+  #finish(status: H2Status): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#stream = undefined;
+    clearTimeout(this.#timer);
+    this.#signal?.removeEventListener('abort', this);
+    this.#connection.leave();
+    this.#onEnd(status);
+  }
 }
 
 /**
@@ -145,115 +342,13 @@ export function startH2Call(
   onMessage: (message: Buffer) => void,
   onEnd: (status: H2Status) => void,
 ): H2Call {
-  let ended = false;
-  let stream: ClientHttp2Stream | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let local: H2Status | undefined;
-  let remote: H2Status | undefined;
-  let httpStatus = 0;
-  let streamError: Error | undefined;
-  const { signal } = options;
-
-  const finish = (status: H2Status) => {
-    if (ended) return;
-    ended = true;
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
-    connection.leave();
-    onEnd(status);
-  };
-  const stop = (code: number, details: string) => {
-    local ??= { code, details, metadata: {} };
-    if (stream !== undefined && !stream.closed) stream.close(NGHTTP2_CANCEL);
-    else finish(local);
-  };
-  function onAbort(): void {
-    stop(1, 'Cancelled on client');
-  }
-
   connection.enter();
+  const call = new ClientCall(connection, options, onMessage, onEnd);
   // Aborted while the request was being prepared (compression is asynchronous): never start it.
-  if (signal?.aborted) {
-    finish({ code: 1, details: 'Cancelled on client', metadata: {} });
-    return { pause() {}, resume() {}, cancel() {} };
+  if (options.signal?.aborted) {
+    call.stop(1, 'Cancelled on client');
+    return NOOP_CALL;
   }
-  const headers: Record<string, string> = {
-    ...options.headers,
-    ':method': 'POST',
-    ':path': options.path,
-    ':authority': connection.authority,
-    'content-type': 'application/grpc',
-    te: 'trailers',
-  };
-  if (options.timeoutMs !== undefined) headers['grpc-timeout'] = grpcTimeout(options.timeoutMs);
-  try {
-    stream = connection.session().request(headers, REQUEST_OPTIONS);
-  } catch (error) {
-    finish({ code: 14, details: `could not start the call: ${(error as Error).message}`, metadata: {} });
-    return { pause() {}, resume() {}, cancel() {} };
-  }
-  const opened = stream;
-  if (options.timeoutMs !== undefined) {
-    timer = setTimeout(() => stop(4, 'Deadline exceeded'), options.timeoutMs);
-  }
-  signal?.addEventListener('abort', onAbort, { once: true });
-
-  const reader = new MessageReader(options.maxMessageBytes, onMessage);
-  opened.on('response', (responseHeaders: IncomingHttpHeaders & IncomingHttpStatusHeader) => {
-    httpStatus = responseHeaders[':status'] ?? 0;
-    // A trailers-only answer (an error before any message) carries the status in the headers.
-    remote ??= statusOf(responseHeaders);
-  });
-  opened.on('data', (chunk: Buffer) => {
-    if (local !== undefined) return;
-    try {
-      reader.push(chunk);
-    } catch (error) {
-      if (error instanceof FrameError) stop(error.status, error.message);
-      else stop(13, `reading the answer failed: ${(error as Error).message}`);
-    }
-  });
-  opened.on('trailers', (trailers: IncomingHttpHeaders) => {
-    remote = statusOf(trailers) ?? remote;
-  });
-  opened.on('error', (error: Error) => {
-    streamError = error;
-  });
-  opened.on('close', () => {
-    if (local !== undefined) return finish(local);
-    if (remote !== undefined) {
-      if (remote.code === 0 && reader.partial)
-        return finish({ code: 15, details: 'the stream ended inside a message', metadata: remote.metadata });
-      return finish(remote);
-    }
-    if (httpStatus !== 0 && httpStatus !== 200) {
-      return finish({
-        code: statusOfHttp(httpStatus),
-        details: `the server answered HTTP ${httpStatus}`,
-        metadata: {},
-      });
-    }
-    const cause = connection.lastError ?? streamError;
-    const text = cause?.message ?? `the stream was reset (HTTP/2 code ${opened.rstCode})`;
-    // grpc-js's wording, which the error mapping (and the wrong-port probe) recognise.
-    finish({
-      code: 14,
-      details:
-        httpStatus === 0 ? `No connection established. Last error: ${text}` : `Connection dropped: ${text}`,
-      metadata: {},
-    });
-  });
-  // The last chunk goes with end(): one write request less, and the END_STREAM flag can ride on
-  // the last DATA frame instead of an empty frame of its own.
-  const last = body.length - 1;
-  if (last > 0) opened.cork();
-  for (let i = 0; i < last; i++) opened.write(body[i]);
-  // end() uncorks.
-  if (last >= 0) opened.end(body[last]);
-  else opened.end();
-  return {
-    pause: () => opened.pause(),
-    resume: () => opened.resume(),
-    cancel: () => stop(1, 'Cancelled on client'),
-  };
+  call.start(body, options);
+  return call;
 }

@@ -1,17 +1,9 @@
-import type { ClientHttp2Session, SecureClientSessionOptions } from 'node:http2';
-import { createRequire } from 'node:module';
-import { checkServerIdentity } from 'node:tls';
+import { connect as netConnect, type Socket } from 'node:net';
+import { type ConnectionOptions, checkServerIdentity, connect as tlsConnect } from 'node:tls';
 import type { ConnectivityState } from '../connectivity.js';
 import { loadPem } from '../internal/credentials.js';
 import type { Endpoint } from '../options.js';
-
-// node:http2 loads on first use, like grpc-js: code that only imports core's types pays nothing.
-const requireFromHere = createRequire(import.meta.url);
-let http2: typeof import('node:http2') | undefined;
-function loadHttp2(): typeof import('node:http2') {
-  http2 ??= requireFromHere('node:http2') as typeof import('node:http2');
-  return http2;
-}
+import { H2Session, type WritePolicy } from './h2-session.js';
 
 export interface H2ConnectionOptions {
   endpoint: Endpoint;
@@ -30,15 +22,11 @@ export interface H2ConnectionOptions {
   backoff: { initialMs: number; maxMs: number };
   /** Told after each change of `state` (the engine aggregates its connections). */
   onStateChange?: (() => void) | undefined;
+  /** Internal (benchmark and tests only): when request bytes go to the socket. */
+  writePolicy?: WritePolicy | undefined;
+  /** Internal (tests only): the first stream id of each connection. */
+  firstStreamId?: number | undefined;
 }
-
-/**
- * Receive windows. HTTP/2's default (64 KiB per stream and per connection) makes a 1 MiB answer wait
- * for 16 WINDOW_UPDATE round trips; gRPC's C core grows its windows by bandwidth probing to the same
- * end. 16 MiB per stream and 64 MiB for the connection keep large tensors flowing.
- */
-const STREAM_WINDOW = 16 * 1024 * 1024;
-const CONNECTION_WINDOW = 64 * 1024 * 1024;
 
 /**
  * One HTTP/2 connection to one endpoint, opened on first use and again after it closes or the server
@@ -56,9 +44,9 @@ const CONNECTION_WINDOW = 64 * 1024 * 1024;
 export class H2Connection {
   readonly authority: string;
   readonly #options: H2ConnectionOptions;
-  #session: ClientHttp2Session | undefined;
+  #session: H2Session | undefined;
   /** Every session not yet closed: the current one and any draining after GOAWAY. */
-  readonly #open = new Set<ClientHttp2Session>();
+  readonly #open = new Set<H2Session>();
   /** The last connection error, for the text of the calls it fails. */
   #lastError: Error | undefined;
   #active = 0;
@@ -68,6 +56,8 @@ export class H2Connection {
   /** The next backoff's base, ms: grows after each failed dial, back to the initial on `ready`. */
   #backoffMs: number;
   #retry: NodeJS.Timeout | undefined;
+  /** The last dial failed and no session has been ready since. */
+  #dialFailed = false;
 
   constructor(options: H2ConnectionOptions) {
     this.#options = options;
@@ -75,6 +65,14 @@ export class H2Connection {
     const host = options.endpoint.host.includes(':') ? `[${options.endpoint.host}]` : options.endpoint.host;
     this.authority = serverName ?? `${host}:${options.endpoint.port}`;
     this.#backoffMs = options.backoff.initialMs;
+  }
+
+  /**
+   * True while the connection is in `transient-failure`, or redialling after a failed dial and not
+   * ready yet: calls go elsewhere while another endpoint can take them.
+   */
+  get failing(): boolean {
+    return this.#state === 'transient-failure' || (this.#state === 'connecting' && this.#dialFailed);
   }
 
   /** The connection's connectivity state (see the class comment). */
@@ -98,85 +96,98 @@ export class H2Connection {
   }
 
   /** The live session, connecting if there is none. Throws once the connection is closed. */
-  session(): ClientHttp2Session {
+  session(): H2Session {
     if (this.#closed) throw new Error('the connection is closed');
     const current = this.#session;
-    if (current !== undefined && !current.closed && !current.destroyed) return current;
+    if (current?.acceptsStreams) return current;
     return this.#connect();
   }
 
   /** Counts a call in (the connection holds the event loop while any is in flight). */
   enter(): void {
-    if (this.#active++ === 0) this.#session?.ref();
+    if (this.#active++ === 0) for (const session of this.#open) session.ref();
   }
 
   leave(): void {
-    if (--this.#active === 0) this.#session?.unref();
+    if (--this.#active === 0) for (const session of this.#open) session.unref();
   }
 
-  #connect(): ClientHttp2Session {
+  #dial(): Socket {
     const { endpoint, secure, tls } = this.#options;
-    const host = endpoint.host.includes(':') ? `[${endpoint.host}]` : endpoint.host;
-    const options: SecureClientSessionOptions = {
-      settings: { initialWindowSize: STREAM_WINDOW, enablePush: false },
-      // Node refuses new streams (ENHANCE_YOUR_CALM) once a session buffers more than this many
-      // MB; 64 calls of 1 MiB in flight pass the 10 MB default. Message size is bounded by
-      // maxMessageBytes and calls by the caller's concurrency, as with grpc-js (which sets the same).
-      maxSessionMemory: Number.MAX_SAFE_INTEGER,
-    };
-    if (secure) {
-      const files = typeof tls === 'object' ? tls : {};
-      const ca = loadPem(files.ca, 'ca');
-      const cert = loadPem(files.cert, 'cert');
-      const key = loadPem(files.key, 'key');
-      if (ca !== null) options.ca = ca;
-      if (cert !== null) options.cert = cert;
-      if (key !== null) options.key = key;
-      options.ALPNProtocols = ['h2'];
-      const serverName = typeof tls === 'object' ? tls.serverName : undefined;
-      if (serverName !== undefined) {
-        // As grpc-js's ssl_target_name_override: SNI and the certificate check use this name.
-        options.servername = serverName;
-        options.checkServerIdentity = (_host, peer) => checkServerIdentity(serverName, peer);
-      }
+    if (!secure) return netConnect({ host: endpoint.host, port: endpoint.port, noDelay: true });
+    const files = typeof tls === 'object' ? tls : {};
+    const options: ConnectionOptions = { host: endpoint.host, port: endpoint.port, ALPNProtocols: ['h2'] };
+    const ca = loadPem(files.ca, 'ca');
+    const cert = loadPem(files.cert, 'cert');
+    const key = loadPem(files.key, 'key');
+    if (ca !== null) options.ca = ca;
+    if (cert !== null) options.cert = cert;
+    if (key !== null) options.key = key;
+    const serverName = typeof tls === 'object' ? tls.serverName : undefined;
+    if (serverName !== undefined) {
+      // As grpc-js's ssl_target_name_override: SNI and the certificate check use this name.
+      options.servername = serverName;
+      options.checkServerIdentity = (_host, peer) => checkServerIdentity(serverName, peer);
+    } else if (!/^[\d.]+$|:/.test(endpoint.host)) {
+      options.servername = endpoint.host;
     }
+    const socket = tlsConnect(options);
+    socket.once('secureConnect', () => {
+      // A server that does not agree to h2 over ALPN speaks something else.
+      if (socket.alpnProtocol !== 'h2') {
+        socket.destroy(
+          new Error(
+            `Protocol error: the server did not agree to HTTP/2 over ALPN (it chose ${socket.alpnProtocol || 'nothing'})`,
+          ),
+        );
+      }
+    });
+    return socket;
+  }
+
+  #connect(): H2Session {
+    const { secure } = this.#options;
     clearTimeout(this.#retry);
     this.#retry = undefined;
-    const session = loadHttp2().connect(`${secure ? 'https' : 'http'}://${host}:${endpoint.port}`, options);
-    this.#session = session;
-    // A session drained after GOAWAY may end without a 'close' event: forget the ones destroyed.
-    for (const old of this.#open) if (old.destroyed) this.#open.delete(old);
-    this.#open.add(session);
+    const socket = this.#dial();
     // Ready once the server has spoken HTTP/2 (its SETTINGS frame), not when the socket opens: a
     // server on the wrong port accepts the socket and then fails.
     let ready = false;
-    session.on('connect', () => {
-      this.#lastError = undefined;
-      session.setLocalWindowSize(CONNECTION_WINDOW);
+    socket.once(secure ? 'secureConnect' : 'connect', () => {
+      if (this.#session === session) this.#lastError = undefined;
     });
-    session.once('remoteSettings', () => {
-      ready = true;
-      if (this.#session !== session) return;
-      this.#backoffMs = this.#options.backoff.initialMs;
-      this.#setState('ready');
+    const session: H2Session = new H2Session(socket, {
+      authority: this.authority,
+      scheme: secure ? 'https' : 'http',
+      writePolicy: this.#options.writePolicy,
+      firstStreamId: this.#options.firstStreamId,
+      events: {
+        onReady: () => {
+          ready = true;
+          if (this.#session !== session) return;
+          this.#backoffMs = this.#options.backoff.initialMs;
+          this.#dialFailed = false;
+          this.#setState('ready');
+        },
+        onDraining: () => {
+          // No new streams on it; the next call opens a fresh connection, running ones finish here.
+          if (this.#session !== session) return;
+          this.#session = undefined;
+          this.#lost(ready);
+        },
+        onClose: (error) => {
+          if (error !== undefined) this.#lastError = error;
+          this.#open.delete(session);
+          if (this.#session === session) {
+            this.#session = undefined;
+            this.#lost(ready);
+          }
+          if (this.#session === undefined) this.#stopKeepalive();
+        },
+      },
     });
-    session.on('error', (error: Error) => {
-      this.#lastError = error;
-    });
-    session.on('goaway', () => {
-      // No new streams on it; the next call opens a fresh connection, running ones finish here.
-      if (this.#session !== session) return;
-      this.#session = undefined;
-      this.#lost(ready);
-    });
-    session.on('close', () => {
-      this.#open.delete(session);
-      if (this.#session === session) {
-        this.#session = undefined;
-        this.#lost(ready);
-      }
-      if (this.#session === undefined) this.#stopKeepalive();
-    });
+    this.#session = session;
+    this.#open.add(session);
     if (this.#active === 0) session.unref();
     this.#startKeepalive();
     this.#setState('connecting');
@@ -190,6 +201,7 @@ export class H2Connection {
       this.#setState('idle');
       return;
     }
+    this.#dialFailed = true;
     this.#setState('transient-failure');
     const { maxMs } = this.#options.backoff;
     const delay = this.#backoffMs * (0.8 + 0.4 * Math.random());
@@ -207,16 +219,8 @@ export class H2Connection {
     const { timeMs, timeoutMs, permitWithoutCalls } = this.#options.keepalive;
     this.#keepalive = setInterval(() => {
       const session = this.#session;
-      if (session === undefined || session.destroyed || (!permitWithoutCalls && this.#active === 0)) return;
-      const timer = setTimeout(() => {
-        session.destroy(new Error(`keepalive ping not answered within ${timeoutMs} ms`));
-      }, timeoutMs);
-      timer.unref();
-      const sent = session.ping((error) => {
-        clearTimeout(timer);
-        if (error && !session.destroyed) session.destroy(error);
-      });
-      if (!sent) clearTimeout(timer);
+      if (session === undefined || session.closed || (!permitWithoutCalls && this.#active === 0)) return;
+      session.ping(timeoutMs);
     }, timeMs);
     this.#keepalive.unref();
   }
@@ -238,7 +242,7 @@ export class H2Connection {
     this.#retry = undefined;
     this.#stopKeepalive();
     this.#session = undefined;
-    for (const session of this.#open) session.destroy();
+    for (const session of this.#open) session.destroy(new Error('the client was closed'));
     this.#open.clear();
     this.#state = 'shutdown';
     this.#options.onStateChange?.();

@@ -53,14 +53,15 @@ export interface H2EngineOptions extends Omit<H2ConnectionOptions, 'endpoint' | 
 }
 
 /**
- * The lean gRPC client for inference: ModelInfer and ModelStreamInfer straight on `node:http2`, one
- * connection per endpoint.
+ * The lean gRPC client for inference: ModelInfer and ModelStreamInfer on our own HTTP/2 session
+ * (`h2-session.ts`) over a net or tls socket, one connection per endpoint.
  *
  * Over several endpoints, `round_robin` spreads calls over every connection not in
  * `transient-failure` (an idle one is dialled by the call that picks it); `pick_first` sends every
  * call to the first endpoint, in the order given, whose connection is ready (else the first not
- * failing), so it stays on one endpoint until that one fails. Connections in `transient-failure`
- * get calls only when every connection is failing.
+ * failing), so it stays on one endpoint until that one fails. Connections in `transient-failure`,
+ * or redialling after a failed dial until they are ready, get calls only when every connection is
+ * failing.
  *
  * Its connectivity (a `ConnectivitySource`, as a grpc-js channel's) aggregates the connections as
  * gRPC's balancers do: `ready` if any is ready, else `connecting` if any is, else `idle` if any is,
@@ -142,14 +143,14 @@ export class H2Engine implements ConnectivitySource {
       let candidate: H2Connection | undefined;
       for (const connection of connections) {
         if (connection.state === 'ready') return connection;
-        if (candidate === undefined && connection.state !== 'transient-failure') candidate = connection;
+        if (candidate === undefined && !connection.failing) candidate = connection;
       }
       return candidate ?? (connections[0] as H2Connection);
     }
     for (let tried = 0; tried < count; tried++) {
       const connection = connections[this.#next] as H2Connection;
       this.#next = (this.#next + 1) % count;
-      if (connection.state !== 'transient-failure') return connection;
+      if (!connection.failing) return connection;
     }
     // Every endpoint is failing: the call dials the next one (and fails if it is still down).
     const connection = connections[this.#next] as H2Connection;

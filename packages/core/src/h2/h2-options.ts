@@ -1,8 +1,9 @@
 import { ErrorCode, InfergateError } from '../errors.js';
 import type { ResolvedGrpcTransportOptions } from '../options.js';
 import type { H2EngineOptions } from './h2-engine.js';
+import type { WritePolicy } from './h2-session.js';
 
-/** What carries inference: grpc-js, or the lean client on `node:http2` (decision 0017). */
+/** What carries inference: grpc-js, or the lean client on our own HTTP/2 layer (decision 0017). */
 export type InferenceEngine = 'grpc-js' | 'http2';
 
 /**
@@ -56,6 +57,11 @@ function numberOption(options: ResolvedGrpcTransportOptions, key: string, fallba
 const INITIAL_BACKOFF_MS = 1000;
 const MAX_BACKOFF_MS = 120_000;
 
+function writePolicyFromEnvironment(): WritePolicy | undefined {
+  const value = process.env.INFERGATE_H2_WRITE_POLICY;
+  return value === 'now' || value === 'microtask' || value === 'immediate' ? value : undefined;
+}
+
 /** The http2 engine's options from the client's (channelOptions it honours win, as for grpc-js). */
 export function h2EngineOptions(options: ResolvedGrpcTransportOptions, secure: boolean): H2EngineOptions {
   const { keepalive } = options;
@@ -65,6 +71,8 @@ export function h2EngineOptions(options: ResolvedGrpcTransportOptions, secure: b
   );
   return {
     secure,
+    // Internal and undocumented: the unary benchmark compares write policies with it.
+    writePolicy: writePolicyFromEnvironment(),
     tls: options.tls,
     compression: options.compression,
     loadBalancing: options.loadBalancing,
