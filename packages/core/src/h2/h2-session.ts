@@ -106,6 +106,8 @@ export const STREAM_WINDOW = 16 * 1024 * 1024;
 export const CONNECTION_WINDOW = 64 * 1024 * 1024;
 /** The largest frame we accept. DATA is read in pieces as it arrives; other frames are gathered whole. */
 export const OUR_MAX_FRAME_SIZE = 1024 * 1024;
+/** The most header-block pieces a session keeps per path and per deadline text (then it starts over). */
+const MAX_CACHED_BLOCKS = 64;
 /** The largest header block (HEADERS + CONTINUATION) we gather. */
 const MAX_HEADER_BLOCK = 1024 * 1024;
 /** The wait queue's default bound. */
@@ -219,7 +221,7 @@ export class H2Session {
   readonly #encoder = new HpackEncoder(DEFAULT_HEADER_TABLE_SIZE);
   /** Per path: the constant fields once they sit in the encoder's table (one indexed byte each). */
   readonly #heads = new Map<string, Buffer>();
-  /** Per grpc-timeout text: its literal (no table entry). */
+  /** Per grpc-timeout text: its literal (no table entry). Deadlines that vary per call make many. */
   readonly #timeouts = new Map<string, Buffer>();
   #fields: string[] = [];
   readonly #onField = (name: string, value: string) => {
@@ -556,8 +558,10 @@ export class H2Session {
         ],
         indexAll,
       );
-      if (allIndexed(encoded, 6)) this.#heads.set(stream.path, encoded);
-      else {
+      if (allIndexed(encoded, 6)) {
+        if (this.#heads.size >= MAX_CACHED_BLOCKS) this.#heads.clear();
+        this.#heads.set(stream.path, encoded);
+      } else {
         // Entries went into the table: indexes cached for other paths have moved.
         this.#heads.clear();
         this.#timeouts.clear();
@@ -572,6 +576,7 @@ export class H2Session {
       let literal = this.#timeouts.get(timeout);
       if (literal === undefined) {
         literal = this.#encoder.encode([['grpc-timeout', timeout]], indexNone);
+        if (this.#timeouts.size >= MAX_CACHED_BLOCKS) this.#timeouts.clear();
         this.#timeouts.set(timeout, literal);
       }
       return Buffer.concat([head, literal]);
