@@ -439,7 +439,7 @@ describe('the http2 engine against a raw HTTP/2 peer', () => {
     expect(session.activeStreams).toBe(2);
   });
 
-  it('on GOAWAY, fails the calls above its last stream id with UNAVAILABLE, finishes the others, and dials anew for the next', async () => {
+  it('on GOAWAY, sends a call above its last stream id once more on a new connection, finishes the others, and dials anew', async () => {
     const server = await rawServer((peer) => {
       const waiting: number[] = [];
       peer.onRequest = ({ id }) => {
@@ -459,17 +459,28 @@ describe('the http2 engine against a raw HTTP/2 peer', () => {
     expect(await firstByte(made)).toBe(1);
     const [kept, refused] = await Promise.allSettled([firstByte(made), firstByte(made)]);
     expect(kept).toEqual({ status: 'fulfilled', value: 3 });
-    expect(refused.status).toBe('rejected');
-    const error = (refused as PromiseRejectedResult).reason as InfergateError;
+    // Stream 5 was never processed: it went again, as stream 1 of the second connection.
+    expect(refused).toEqual({ status: 'fulfilled', value: 1 });
+    expect(server.peers).toHaveLength(2);
+    expect(server.peers[0]?.requests.map((request) => request.id)).toEqual([1, 3, 5]);
+    expect(await firstByte(made)).toBe(3);
+  });
+
+  it('fails a call refused by GOAWAY twice with UNAVAILABLE (one transparent retry, not more)', async () => {
+    const server = await rawServer((peer) => {
+      peer.onRequest = () => peer.send(GOAWAY, 0, 0, Buffer.alloc(8));
+    });
+    const made = transport(server.url);
+    const error = await failure(made.infer(small));
     expect(error.code).toBe(ErrorCode.Unavailable);
     expect(error.message).toMatch(/GOAWAY/);
-    await expect.poll(() => made.connectivityState()).toBe('idle');
-    expect(await firstByte(made)).toBe(1);
     expect(server.peers).toHaveLength(2);
+    await expect.poll(() => made.connectivityState()).toBe('idle');
   });
 
   it("maps the server's RST_STREAM as gRPC does, and the connection carries on", async () => {
-    const codes = [8, 7, 1];
+    // 7 is REFUSED_STREAM: never processed, so sent once more (stream 3, then 5; stream 9, then 11).
+    const codes = [8, 7, 7, 1, 7];
     const server = await rawServer((peer) => {
       peer.onRequest = ({ id }) => {
         const code = codes.shift();
@@ -481,7 +492,8 @@ describe('the http2 engine against a raw HTTP/2 peer', () => {
     expect((await failure(made.infer(small))).code).toBe(ErrorCode.Cancelled);
     expect((await failure(made.infer(small))).code).toBe(ErrorCode.Unavailable);
     expect((await failure(made.infer(small))).code).toBe(ErrorCode.Internal);
-    expect(await firstByte(made)).toBe(7);
+    expect(await firstByte(made)).toBe(11);
+    expect(await firstByte(made)).toBe(13);
     expect(server.peers).toHaveLength(1);
   });
 

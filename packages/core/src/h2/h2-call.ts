@@ -190,6 +190,13 @@ class ClientCall implements StreamHandler, H2Call {
   #remote: H2Status | undefined;
   #httpStatus = 0;
   #sawHeaders = false;
+  #body: readonly Uint8Array[] = [];
+  #options: H2CallOptions | undefined;
+  /** performance.now() at the deadline, if there is one. */
+  #deadlineAt: number | undefined;
+  /** Bumped by each send, so a send started inside another's refusal is the one that counts. */
+  #attempt = 0;
+  #retried = false;
 
   constructor(
     connection: H2Connection,
@@ -204,6 +211,18 @@ class ClientCall implements StreamHandler, H2Call {
   }
 
   start(body: readonly Uint8Array[], options: H2CallOptions): void {
+    this.#body = body;
+    this.#options = options;
+    if (options.timeoutMs !== undefined) {
+      this.#deadlineAt = performance.now() + options.timeoutMs;
+      this.#timer = setTimeout(onDeadline, options.timeoutMs, this);
+    }
+    this.#signal?.addEventListener('abort', this, { once: true });
+    this.#send(options.timeoutMs === undefined ? undefined : grpcTimeout(options.timeoutMs));
+  }
+
+  #send(timeout: string | undefined): void {
+    const options = this.#options as H2CallOptions;
     let session: H2Session;
     try {
       session = this.#connection.session();
@@ -216,11 +235,24 @@ class ClientCall implements StreamHandler, H2Call {
       return;
     }
     this.#session = session;
-    if (options.timeoutMs !== undefined) this.#timer = setTimeout(onDeadline, options.timeoutMs, this);
-    this.#signal?.addEventListener('abort', this, { once: true });
-    const timeout = options.timeoutMs === undefined ? undefined : grpcTimeout(options.timeoutMs);
-    const stream = session.request(this, options.path, options.headers, timeout, body);
-    if (!this.#ended) this.#stream = stream;
+    const attempt = ++this.#attempt;
+    const stream = session.request(this, options.path, options.headers, timeout, this.#body);
+    if (!this.#ended && this.#attempt === attempt) this.#stream = stream;
+  }
+
+  /**
+   * The server did not process the call (GOAWAY above its stream, REFUSED_STREAM, or the connection
+   * could take no more streams): it goes once more, on the connection's current session (a fresh one
+   * after GOAWAY), within the same deadline, as gRPC's transparent retry does. False if it may not.
+   */
+  #retry(): boolean {
+    if (this.#retried || this.#sawHeaders || this.#local !== undefined) return false;
+    this.#retried = true;
+    this.#stream = undefined;
+    const left = this.#deadlineAt === undefined ? undefined : this.#deadlineAt - performance.now();
+    if (left !== undefined && left <= 0) return false;
+    this.#send(left === undefined ? undefined : grpcTimeout(left));
+    return true;
   }
 
   /** The signal's abort. */
@@ -293,6 +325,7 @@ class ClientCall implements StreamHandler, H2Call {
       return;
     }
     if (kind === CLOSE_REFUSED) {
+      if (this.#retry()) return;
       this.#finish({ code: 14, details: message, metadata: {} });
       return;
     }
