@@ -5,10 +5,11 @@
 //   node scripts/test.mjs [--only step,step] [--skip step,step]
 // Steps: gen, lint, typecheck, docs, build, packages, install-size, audit, unit, unit-node24, interop.
 //
-// Two lanes run side by side, each one step after another: the checks (gen … audit) and the tests
-// (unit, unit-node24, interop). Most steps keep one core busy and a 2-core machine has two; the lanes
-// share no files (the tests run the packages from source, never dist/). When both lanes run, a
-// step's output is kept in .tmp/step-<name>.log and printed whole when the step ends.
+// Two lanes run side by side, each one step after another: the checks (gen … audit) then interop,
+// and the unit runs (unit, unit-node24). Most steps keep one core busy and a 2-core machine has two;
+// the lanes share no files (the tests run the packages from source, never dist/; servers listen on
+// free ports; shared-memory regions are named per process). When both lanes run, a step's output is
+// kept in .tmp/step-<name>.log and printed whole when the step ends.
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -188,7 +189,7 @@ const checks = [
   ['audit', (out) => check(out, process.execPath, [join(root, 'scripts', 'check-audit.mjs')])],
 ];
 
-const tests = [
+const unitRuns = [
   [
     'unit',
     // The runtime matrix (a unit file the Node 24 run leaves out) runs its program in Node 24 too.
@@ -211,6 +212,9 @@ const tests = [
       return vitest(out, 'unit-node24', node24);
     },
   ],
+];
+
+const interop = [
   [
     'interop',
     async (out) => {
@@ -222,9 +226,12 @@ const tests = [
 ];
 
 const wanted = ([name]) => !((only && !only.has(name)) || skip.has(name));
-const lanes = [checks.filter(wanted), tests.filter(wanted)].filter((lane) => lane.length > 0);
+// interop follows the checks, not the unit runs: the two lanes then take about as long each.
+const lanes = [[...checks, ...interop].filter(wanted), unitRuns.filter(wanted)].filter(
+  (lane) => lane.length > 0,
+);
 const selected = lanes.flat().map(([name]) => name);
-const order = [...checks, ...tests].map(([name]) => name);
+const order = [...checks, ...unitRuns, ...interop].map(([name]) => name);
 const results = [];
 const prepared = {
   node24: selected.includes('unit-node24') ? installNode24() : ready,
