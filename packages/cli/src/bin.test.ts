@@ -3,7 +3,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateTestCertificates, startTestServer } from '@infergate/testing';
 import { describe, expect, it } from 'vitest';
-import { bin, binHarness, root } from '../../../test/unit/bin-harness.js';
+import { binHarness, root } from '../../../test/unit/bin-harness.js';
 import { readNpy, writeNpy } from './npy.js';
 
 // Every subcommand is run through the real bin against the reference server on 127.0.0.1.
@@ -242,14 +242,11 @@ describe('infergate (the bin)', () => {
   });
 
   it('serve-test: serves the reference server and the fake LLM APIs until SIGINT', async () => {
-    const child = spawn(
-      join(root, 'node_modules', '.bin', 'tsx'),
-      ['--conditions=@infergate/source', bin, 'serve-test', '--port', '0', '--json'],
-      {
-        cwd: root,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const [node, script] = cli.command;
+    const child = spawn(node, [script, 'serve-test', '--port', '0', '--json'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
     try {

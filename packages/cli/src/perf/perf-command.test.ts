@@ -1,37 +1,18 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { runScript, startTestServer, type TestServer } from '@infergate/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { binHarness } from '../../../../test/unit/bin-harness.js';
 import { writeNpy } from '../npy.js';
 import type { PerfReport } from './perf-report.js';
 
 // `infergate perf` through the real bin against the reference server on 127.0.0.1. Short windows
 // and few of them: the assertions are on structure and counts, never on timings.
-const root = fileURLToPath(new URL('../../../../', import.meta.url));
-const bin = fileURLToPath(new URL('../bin.ts', import.meta.url));
+const cli = binHarness();
 
-let server: TestServer;
-let scratch: string;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  scratch = await mkdtemp(join(tmpdir(), 'infergate-perf-'));
-});
-
-afterAll(async () => {
-  await server.stop();
-  await rm(scratch, { recursive: true, force: true });
-});
-
-async function perf(...args: string[]) {
-  const run = await runScript(bin, {
-    cwd: root,
-    args: ['perf', ...args, '--url', server.url, '--window-ms', '150', '--max-windows', '3'],
+function perf(...args: string[]) {
+  return cli.run(['perf', ...args, '--url', cli.server.url, '--window-ms', '150', '--max-windows', '3'], {
     killAfterMs: 90_000,
   });
-  return { code: run.code, stdout: run.stdout, stderr: run.stderr };
 }
 
 /** Every element closed in order: enough to catch a broken hand-written SVG. */
@@ -58,9 +39,9 @@ function expectOrdered(step: PerfReport['steps'][number]): void {
 
 describe('infergate perf', () => {
   it('a concurrency sweep writes CSV, JSON and SVG with one step per load and server times', async () => {
-    const csv = join(scratch, 'sweep.csv');
-    const svg = join(scratch, 'sweep.svg');
-    const json = join(scratch, 'sweep.json');
+    const csv = join(cli.scratch, 'sweep.csv');
+    const svg = join(cli.scratch, 'sweep.svg');
+    const json = join(cli.scratch, 'sweep.json');
     const run = await perf(
       'identity',
       '--concurrency',
@@ -112,7 +93,7 @@ describe('infergate perf', () => {
   }, 120_000);
 
   it('request-rate mode (Poisson) with inputs from a .npy file, client batching and --json', async () => {
-    const npy = join(scratch, 'in.npy');
+    const npy = join(cli.scratch, 'in.npy');
     await writeFile(
       npy,
       writeNpy({ datatype: 'FP32', shape: [1, 16], data: new Float32Array(16).fill(0.5) }),
@@ -168,7 +149,7 @@ describe('infergate perf', () => {
   }, 120_000);
 
   it('inputs from a JSON file, with shared memory allowed', async () => {
-    const json = join(scratch, 'in.json');
+    const json = join(cli.scratch, 'in.json');
     await writeFile(json, JSON.stringify([[1, 2, 3, 4]]));
     const run = await perf(
       'identity',
