@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Install sizes as npm users get them: packs every package (pnpm pack, so workspace: ranges become
 // versions), installs the tarballs into temporary projects with npm, and checks
-//   - no package's own unpacked tarball is over 1.5 MB (core: 1.6 MB, see OWN_LIMITS);
+//   - no package's own unpacked tarball is over 1.5 MB (core: 1.8 MB, see OWN_LIMITS);
 //   - @infergate/cost adds at most 3 MB to an install that already has @infergate/core
 //     (gpt-tokenizer is an optional peer, so cost is light by default);
 // and that the installed packages work: ESM and CJS entries, @infergate/core/proto, token
@@ -22,7 +22,8 @@ const MAX_OWN_BYTES = 1.5 * MB;
  * workspace's `@infergate/source` condition): dropping src/ from published tarballs would take
  * about 0.47 MB off core.
  */
-const OWN_LIMITS = { '@infergate/core': 1.6 * MB };
+// core: two gRPC engines, the second with its own HTTP/2 layer and HPACK codec (decision 0010).
+const OWN_LIMITS = { '@infergate/core': 1.8 * MB };
 const MAX_COST_OVER_CORE_BYTES = 3 * MB;
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
