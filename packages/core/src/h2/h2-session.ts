@@ -223,6 +223,8 @@ export class H2Session {
   readonly #heads = new Map<string, Buffer>();
   /** Per grpc-timeout text: its literal (no table entry). Deadlines that vary per call make many. */
   readonly #timeouts = new Map<string, Buffer>();
+  /** The per-call part of the header block `#headerBlock` made last (see there). */
+  #blockTail: Buffer | undefined;
   #fields: string[] = [];
   readonly #onField = (name: string, value: string) => {
     this.#fields.push(name, value);
@@ -441,28 +443,32 @@ export class H2Session {
     stream.state = STATE_OPEN;
     stream.sendWindow = this.#peerInitialWindow;
     this.#streams.set(stream.id, stream);
-    const block = this.#headerBlock(stream);
+    const head = this.#headerBlock(stream);
+    const tail = this.#blockTail;
+    this.#blockTail = undefined;
+    const blockLength = head.byteLength + (tail === undefined ? 0 : tail.byteLength);
     const endStream = stream.remaining === 0;
     const maxFrame = this.#peerMaxFrame;
     // The usual request: HEADERS fits one frame and the body is small: one buffer, one write.
     const dataLength = Math.min(stream.remaining, stream.sendWindow, this.#sendWindow, maxFrame);
     if (
-      block.byteLength <= maxFrame &&
+      blockLength <= maxFrame &&
       dataLength === stream.remaining &&
-      18 + block.byteLength + dataLength <= COALESCE_LIMIT
+      18 + blockLength + dataLength <= COALESCE_LIMIT
     ) {
-      const out = Buffer.allocUnsafe(9 + block.byteLength + (endStream ? 0 : 9 + dataLength));
+      const out = Buffer.allocUnsafe(9 + blockLength + (endStream ? 0 : 9 + dataLength));
       writeFrameHead(
         out,
         0,
-        block.byteLength,
+        blockLength,
         FRAME_HEADERS,
         FLAG_END_HEADERS | (endStream ? FLAG_END_STREAM : 0),
         stream.id,
       );
-      out.set(block, 9);
+      out.set(head, 9);
+      if (tail !== undefined) out.set(tail, 9 + head.byteLength);
       if (!endStream) {
-        let at = 9 + block.byteLength;
+        let at = 9 + blockLength;
         writeFrameHead(out, at, dataLength, FRAME_DATA, FLAG_END_STREAM, stream.id);
         at += 9;
         for (const chunk of stream.body) {
@@ -480,7 +486,7 @@ export class H2Session {
     }
     const corkHere = this.#policy === 'now';
     if (corkHere) this.#socket.cork();
-    this.#writeHeaders(stream.id, block, endStream);
+    this.#writeHeaders(stream.id, tail === undefined ? head : Buffer.concat([head, tail]), endStream);
     if (endStream) stream.localEnded = true;
     else this.#sendData(stream);
     if (corkHere) this.#socket.uncork();
@@ -544,6 +550,11 @@ export class H2Session {
     }
   }
 
+  /**
+   * A request's header block in two parts, so the usual request copies each once, into its frame:
+   * the fixed fields (returned) and the per-call rest (`#blockTail`, `undefined` if none), which
+   * the caller takes and clears.
+   */
   #headerBlock(stream: SessionStream): Buffer {
     let head = this.#heads.get(stream.path);
     if (head === undefined) {
@@ -579,12 +590,14 @@ export class H2Session {
         if (this.#timeouts.size >= MAX_CACHED_BLOCKS) this.#timeouts.clear();
         this.#timeouts.set(timeout, literal);
       }
-      return Buffer.concat([head, literal]);
+      this.#blockTail = literal;
+      return head;
     }
     const fields: [string, string][] = [];
     if (timeout !== undefined) fields.push(['grpc-timeout', timeout]);
     for (const name in headers) fields.push([name, (headers as Record<string, string>)[name] as string]);
-    return Buffer.concat([head, this.#encoder.encode(fields, indexNone)]);
+    this.#blockTail = this.#encoder.encode(fields, indexNone);
+    return head;
   }
 
   // ---- reading ----
