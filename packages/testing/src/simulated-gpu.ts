@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { status } from '@grpc/grpc-js';
+import { wakeAt } from './internal/precise-wake.js';
 import { sleep } from './internal/sleep.js';
 import { RpcError } from './rpc-error.js';
 
@@ -51,17 +52,6 @@ interface Job {
   detach(): void;
 }
 
-/**
- * Node's timers count whole milliseconds from a floored clock, so a 5.2 ms timer fires anywhere from
- * about 4.3 to 6.5 ms later. An execution therefore sleeps on a timer until about this long before
- * its end, then checks the precise clock on each turn of the event loop (`setImmediate`, which
- * still serves I/O meanwhile) until the end: at most about 2 ms of CPU per execution (all of one
- * shorter than that), typically 1 ms. Measured on the loaded 2-core machine against a plain 5.2 ms
- * timer: median lateness 0.02 ms instead of anywhere in -0.9…+1 ms. A sleeper thread blocked on a
- * futex (`Atomics.wait`) was tried instead: 0.3 ms late at the median, at 0.4 ms of CPU per wake-up.
- */
-const FINISH_WINDOW_MS = 1;
-
 function emptyStats(maxConcurrent: number): SimulatedGpuStats {
   return {
     executions: 0,
@@ -80,10 +70,13 @@ function emptyStats(maxConcurrent: number): SimulatedGpuStats {
 /**
  * One execution slot with GPU batch economics: executions run one at a time in arrival order, each
  * taking `baseMs + perRowMs * rows` of wall time. Batching many rows into one execution is
- * therefore much cheaper than running them one by one, as on a real GPU. The wait is a timer for
- * most of the cost and a clock check on each turn of the event loop for the last millisecond or
- * two, so an execution ends at its cost (`stats().maxOverrunMs` shows how late the event loop let
- * one finish), never before it.
+ * therefore much cheaper than running them one by one, as on a real GPU. The wait is not a Node
+ * timer: those count whole milliseconds from a floored clock, so a 5.2 ms timer fires anywhere from
+ * about 4.3 to 6.5 ms later. A sleeper thread wakes the execution once its cost has passed
+ * (`wakeAt`), never before it, and without a busy loop: `stats().maxOverrunMs` shows how late the
+ * machine let one finish. (A busy loop for the last millisecond was tried: precise on an idle
+ * machine, but on the loaded 2-core one the spinning server lost its CPU share to the scheduler and
+ * answered unbatched calls 4× slower.)
  */
 export class SimulatedGpu {
   readonly baseMs: number;
@@ -177,22 +170,17 @@ export class SimulatedGpu {
     const end = started + duration;
     const finish = () => {
       const now = performance.now();
-      const remaining = end - now;
-      // A timer shorter than 1 ms is a 1 ms timer, so the timer only serves while that is left over.
-      if (remaining >= FINISH_WINDOW_MS + 1) {
-        setTimeout(finish, remaining - FINISH_WINDOW_MS);
-        return;
-      }
-      if (remaining > 0) {
+      // Both clocks are the same monotonic one; this only guards the rounding between them.
+      if (now < end) {
         setImmediate(finish);
         return;
       }
-      this.#finished(now - started, -remaining);
+      this.#finished(now - started, now - end);
       this.#running -= 1;
       job.resolve();
       this.#pump();
     };
-    finish();
+    wakeAt(process.hrtime.bigint() + BigInt(Math.ceil(duration * 1e6)), finish);
   }
 
   #finished(wallMs: number, overrunMs: number): void {
