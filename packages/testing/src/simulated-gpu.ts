@@ -1,6 +1,6 @@
+import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { status } from '@grpc/grpc-js';
-import { wakeAt } from './internal/precise-wake.js';
 import { sleep } from './internal/sleep.js';
 import { RpcError } from './rpc-error.js';
 
@@ -52,6 +52,38 @@ interface Job {
   detach(): void;
 }
 
+/**
+ * How an execution waits out its cost. Node's timers count whole milliseconds from a floored clock:
+ * a 5.2 ms timer fires anywhere from about 4.3 to 6.5 ms later. So an execution sleeps on a timer
+ * until about `FINISH_WINDOW_MS` before its end, then checks the precise clock on each turn of the
+ * event loop (`setImmediate`, which still serves I/O) until the end: it ends at its cost, for about
+ * 0.5–1 ms of CPU per execution (at most 2).
+ *
+ * That only pays while the machine has a core to spare. On an overloaded one (a 1-minute load
+ * average of 1.5× the core count or more: a quiet benchmark run of two busy processes reads 1.3–2.8
+ * on the 2-core machine, five engineers at work 6–15) the scheduler takes the spinning server's CPU
+ * share away, and its answers came later than with a plain timer (unbatched c1 on the loaded 2-core
+ * machine: 124 calls/s against 214 without spinning). There the timer aims at the end itself, and
+ * only an early firing (a fraction of a millisecond) is waited out on the clock, so no execution
+ * ends before its cost either way.
+ *
+ * A sleeper thread blocked in `Atomics.wait` (a microsecond timeout) was tried too: its wake-up
+ * needs two threads scheduled, and at load 11 executions ran 1.3–2.5 ms over their cost.
+ */
+const FINISH_WINDOW_MS = 1;
+const LOAD_CHECK_MS = 1000;
+let spareCoreCheckedAt = Number.NEGATIVE_INFINITY;
+let spareCore = true;
+
+/** Whether the machine has a core to spare (the 1-minute load average, read once a second at most). */
+function hasSpareCore(now: number): boolean {
+  if (now - spareCoreCheckedAt >= LOAD_CHECK_MS) {
+    spareCoreCheckedAt = now;
+    spareCore = (loadavg()[0] as number) < 1.5 * availableParallelism();
+  }
+  return spareCore;
+}
+
 function emptyStats(maxConcurrent: number): SimulatedGpuStats {
   return {
     executions: 0,
@@ -70,13 +102,9 @@ function emptyStats(maxConcurrent: number): SimulatedGpuStats {
 /**
  * One execution slot with GPU batch economics: executions run one at a time in arrival order, each
  * taking `baseMs + perRowMs * rows` of wall time. Batching many rows into one execution is
- * therefore much cheaper than running them one by one, as on a real GPU. The wait is not a Node
- * timer: those count whole milliseconds from a floored clock, so a 5.2 ms timer fires anywhere from
- * about 4.3 to 6.5 ms later. A sleeper thread wakes the execution once its cost has passed
- * (`wakeAt`), never before it, and without a busy loop: `stats().maxOverrunMs` shows how late the
- * machine let one finish. (A busy loop for the last millisecond was tried: precise on an idle
- * machine, but on the loaded 2-core one the spinning server lost its CPU share to the scheduler and
- * answered unbatched calls 4× slower.)
+ * therefore much cheaper than running them one by one, as on a real GPU. No execution ends before
+ * its cost, and on a machine with a core to spare none ends more than a few microseconds after it
+ * (see `FINISH_WINDOW_MS`); `stats().maxOverrunMs` shows how late the machine let one finish.
  */
 export class SimulatedGpu {
   readonly baseMs: number;
@@ -168,19 +196,25 @@ export class SimulatedGpu {
     stats.busyMs += duration;
     const started = performance.now();
     const end = started + duration;
+    const window = hasSpareCore(started) ? FINISH_WINDOW_MS : 0;
     const finish = () => {
       const now = performance.now();
-      // Both clocks are the same monotonic one; this only guards the rounding between them.
-      if (now < end) {
+      const remaining = end - now;
+      // A timer shorter than 1 ms is a 1 ms timer, so the timer only serves while that is left over.
+      if (remaining >= window + 1) {
+        setTimeout(finish, remaining - window);
+        return;
+      }
+      if (remaining > 0) {
         setImmediate(finish);
         return;
       }
-      this.#finished(now - started, now - end);
+      this.#finished(now - started, -remaining);
       this.#running -= 1;
       job.resolve();
       this.#pump();
     };
-    wakeAt(process.hrtime.bigint() + BigInt(Math.ceil(duration * 1e6)), finish);
+    finish();
   }
 
   #finished(wallMs: number, overrunMs: number): void {
