@@ -103,8 +103,10 @@ function emptyStats(maxConcurrent: number): SimulatedGpuStats {
  * One execution slot with GPU batch economics: executions run one at a time in arrival order, each
  * taking `baseMs + perRowMs * rows` of wall time. Batching many rows into one execution is
  * therefore much cheaper than running them one by one, as on a real GPU. No execution ends before
- * its cost, and on a machine with a core to spare none ends more than a few microseconds after it
- * (see `FINISH_WINDOW_MS`); `stats().maxOverrunMs` shows how late the machine let one finish.
+ * its cost. On a machine with a core to spare (load average under 1.5× the cores) none ends more
+ * than microseconds after it: a timer, then a clock check on each event-loop turn for the last
+ * millisecond. On an overloaded one the timer alone (a spinning server loses its CPU share there),
+ * so up to about a millisecond late. `stats().maxOverrunMs` shows how late the machine let one finish.
  */
 export class SimulatedGpu {
   readonly baseMs: number;
