@@ -62,10 +62,10 @@ interface Job {
  * That only pays while the machine has a core to spare. On an overloaded one (a 1-minute load
  * average of 1.5× the core count or more: a quiet benchmark run of two busy processes reads 1.3–2.8
  * on the 2-core machine, five engineers at work 6–15) the scheduler takes the spinning server's CPU
- * share away, and its answers came later than with a plain timer (unbatched c1 on the loaded 2-core
- * machine: 124 calls/s against 214 without spinning). There the timer aims at the end itself, and
- * only an early firing (a fraction of a millisecond) is waited out on the clock, so no execution
- * ends before its cost either way.
+ * share away, and its answers come late (unbatched c1 on the loaded 2-core machine: 124 calls/s
+ * with the spin, 214 with the sleeper thread below, at the same load). There the timer aims at the
+ * end itself, and only an early firing (a fraction of a millisecond) is waited out on the clock,
+ * so no execution ends before its cost either way.
  *
  * A sleeper thread blocked in `Atomics.wait` (a microsecond timeout) was tried too: its wake-up
  * needs two threads scheduled, and at load 11 executions ran 1.3–2.5 ms over their cost.
