@@ -13,6 +13,9 @@
 //   --servers built,source: gRPC against `infergate serve-test` in its own process, one per entry (the
 //   built CLI under node, or its source under tsx), arms interleaved; prints the server's CPU per item
 //   too (/proc), the figure that shows what the server costs on a 2-core machine.
+// Against a server (--grpc, --url or --servers) it also prints the per-cycle breakdown from the
+// model's statistics: executions, the model's compute time per execution (the simulated GPU's wall
+// time), the time between executions, and client and server CPU per execution.
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -98,10 +101,20 @@ const arms = (['fixed', 'adaptive'] as const).flatMap((flush) =>
         serverMs: 0,
         rows: 0,
         batches: 0,
+        executions: 0,
+        computeMs: 0,
       };
     }),
   ),
 );
+/** The model's execution count and compute time so far (ms), from the statistics RPC. */
+async function serverCounters(base: (typeof arms)[number]['base']) {
+  const [stats] = base === undefined ? [] : await base.modelStatistics(model);
+  return {
+    executions: stats?.executionCount ?? 0,
+    computeMs: stats === undefined ? 0 : Number(stats.inference.computeInfer.ns) / 1e6,
+  };
+}
 let seed = 0;
 const call = (batcher: MicroBatcher) =>
   batcher.infer(
@@ -113,6 +126,7 @@ for (const arm of arms) await closedLoopWindow(() => call(arm.batcher), concurre
 for (let round = 0; round < rounds; round++) {
   for (const arm of arms) {
     const before = arm.batcher.stats();
+    const counters = await serverCounters(arm.base);
     const cpu = process.cpuUsage();
     const serverCpu = arm.child === undefined ? 0 : childCpuMs(arm.child);
     const started = performance.now();
@@ -123,6 +137,9 @@ for (let round = 0; round < rounds; round++) {
     arm.cpuUs += used.user + used.system;
     arm.items += window.completed;
     const after = arm.batcher.stats();
+    const countersAfter = await serverCounters(arm.base);
+    arm.executions += countersAfter.executions - counters.executions;
+    arm.computeMs += countersAfter.computeMs - counters.computeMs;
     arm.rows += after.rows - before.rows;
     arm.batches += after.batches - before.batches;
   }
@@ -136,6 +153,16 @@ for (const arm of arms) {
         : `server ${((arm.serverMs * 1000) / arm.items).toFixed(2)} µs CPU/item, `) +
       `mean batch ${(arm.rows / arm.batches).toFixed(1)}`,
   );
+  if (arm.executions > 0) {
+    const cycle = arm.ms / arm.executions;
+    const compute = arm.computeMs / arm.executions;
+    console.log(
+      `  per execution: cycle ${cycle.toFixed(3)} ms = model compute ${compute.toFixed(3)} ms + between ${(cycle - compute).toFixed(3)} ms; ` +
+        `client CPU ${(arm.cpuUs / 1000 / arm.executions).toFixed(3)} ms` +
+        (arm.child === undefined ? '' : `, server CPU ${(arm.serverMs / arm.executions).toFixed(3)} ms`) +
+        `; ${(arm.rows / arm.executions).toFixed(1)} rows per execution`,
+    );
+  }
   await arm.batcher.close();
   await arm.base?.close();
 }

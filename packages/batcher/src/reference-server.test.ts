@@ -66,6 +66,16 @@ describe('against the reference server', () => {
     await batched.close();
   });
 
+  it('fills batches for simulated_gpu at once: the reference server does not claim to merge requests', async () => {
+    const batcher = createMicroBatcher(client.grpc, { client });
+    const batched = createTritonClient({ url: server.url, enableGpuIpc: false, transport: batcher });
+    await batched.infer('simulated_gpu', [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 1], data: [1] }]);
+    // With dynamic_batching in the config, the default `serverBatching: 'measure'` would start eager.
+    expect(batcher.stats().lanes.simulated_gpu).toMatchObject({ mode: 'fill', server: 'unknown' });
+    await batcher.close();
+    await batched.close();
+  });
+
   it('hands a server failure to every member with the same code and the original as cause', async () => {
     const batcher = createMicroBatcher(client.grpc, { maxInFlightBatches: 1 });
     server.faults.set('identity', { code: 'UNAVAILABLE', times: 2, delayMs: 20 });

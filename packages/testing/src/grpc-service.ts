@@ -102,7 +102,7 @@ async function dispatch(
   if (call.cancelled) onCancelled();
   try {
     checkAccess(method.name, metadata, state.restrictions, state.identity.extensions);
-    await state.gate.wait(controller.signal);
+    if (!state.gate.isOpen) await state.gate.wait(controller.signal);
     const result = await handler(call.request, { metadata, signal: controller.signal });
     answered = true;
     callback(null, create(method.output, result as never));

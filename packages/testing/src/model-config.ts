@@ -21,7 +21,13 @@ function dims(spec: TensorSpec): bigint[] {
   return spec.dims.map((dim) => BigInt(dim));
 }
 
-/** The `inference.ModelConfig` Triton would report for this model. */
+/**
+ * The `inference.ModelConfig` Triton would report for this model. Batching models get no
+ * `dynamic_batching`: this server runs every request as its own execution (Triton's default
+ * scheduler), and a client that reads the config to decide whether the server merges requests
+ * (the batcher's `serverBatching`) must not be told that it does. A model that merges can say so
+ * in its definition's `config`.
+ */
 export function toModelConfig(model: ResolvedModel): ModelConfig {
   return create(ModelConfigSchema, {
     name: model.name,
@@ -40,7 +46,6 @@ export function toModelConfig(model: ResolvedModel): ModelConfig {
       dataType: configType(spec.datatype),
       dims: dims(spec),
     })),
-    ...(model.maxBatchSize > 0 ? { schedulingChoice: { case: 'dynamicBatching', value: {} } } : {}),
     ...(model.decoupled === true ? { modelTransactionPolicy: { decoupled: true } } : {}),
     ...model.config,
   });

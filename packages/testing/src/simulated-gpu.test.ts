@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { CallRecorder } from './call-recorder.js';
 import { SimulatedGpu } from './simulated-gpu.js';
@@ -40,6 +41,26 @@ describe('SimulatedGpu', () => {
     expect(gpu.stats()).toMatchObject({ executions: 2, tailDelays: 1, maxConcurrent: 1 });
     controller.abort();
     await expect(late).rejects.toMatchObject({ code: 1 });
+  });
+
+  it('never ends an execution before its cost, whatever the phase of the millisecond clock', async () => {
+    const gpu = new SimulatedGpu({ baseMs: 3.9, perRowMs: 0 });
+    for (let i = 0; i < 8; i++) {
+      // Node's timers count whole milliseconds from a floored clock, so a plain 3.9 ms timer set
+      // late in a millisecond fires after 3 ms and a bit. Starting at varied points of the
+      // millisecond makes that happen here unless the execution checks the precise clock.
+      const until = performance.now() + ((i * 0.37) % 1);
+      while (performance.now() < until) {}
+      await gpu.run(1);
+    }
+    const stats = gpu.stats();
+    expect(stats.executions).toBe(8);
+    expect(stats.busyMs).toBeCloseTo(8 * 3.9);
+    expect(stats.minOverrunMs).toBeGreaterThanOrEqual(0);
+    expect(stats.maxOverrunMs).toBeGreaterThanOrEqual(stats.minOverrunMs);
+    expect(stats.wallMs).toBeGreaterThanOrEqual(stats.busyMs);
+    gpu.resetStats();
+    expect(gpu.stats()).toMatchObject({ executions: 0, wallMs: 0, minOverrunMs: 0, maxOverrunMs: 0 });
   });
 
   it('rejects a tail probability outside [0, 1]', () => {

@@ -1,3 +1,5 @@
+import { availableParallelism, loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { status } from '@grpc/grpc-js';
 import { sleep } from './internal/sleep.js';
 import { RpcError } from './rpc-error.js';
@@ -28,8 +30,16 @@ export interface SimulatedGpuStats {
   queued: number;
   /** Most executions that ever held the slot at once (1 unless the slot is broken). */
   maxConcurrent: number;
-  /** Total simulated execution time, in ms. */
+  /** Total simulated execution time (the sum of each execution's `costMs`), in ms. */
   busyMs: number;
+  /** Wall time the slot was actually held, start to end of each execution, summed, in ms. */
+  wallMs: number;
+  /**
+   * Least and most that one execution held the slot beyond its cost, in ms: never below 0 (no
+   * execution ends early); the most shows how late the event loop let one finish. 0 before any.
+   */
+  minOverrunMs: number;
+  maxOverrunMs: number;
   /** Executions that answered late (`tailProbability`). */
   tailDelays: number;
 }
@@ -43,9 +53,60 @@ interface Job {
 }
 
 /**
+ * How an execution waits out its cost. Node's timers count whole milliseconds from a floored clock:
+ * a 5.2 ms timer fires anywhere from about 4.3 to 6.5 ms later. So an execution sleeps on a timer
+ * until about `FINISH_WINDOW_MS` before its end, then checks the precise clock on each turn of the
+ * event loop (`setImmediate`, which still serves I/O) until the end: it ends at its cost, for about
+ * 0.5–1 ms of CPU per execution (at most 2).
+ *
+ * That only pays while the machine has a core to spare. On an overloaded one (a 1-minute load
+ * average of 1.5× the core count or more: a quiet benchmark run of two busy processes reads 1.3–2.8
+ * on the 2-core machine, five engineers at work 6–15) the scheduler takes the spinning server's CPU
+ * share away, and its answers come late (unbatched c1 on the loaded 2-core machine: 124 calls/s
+ * with the spin, 214 with the sleeper thread below, at the same load). There the timer aims at the
+ * end itself, and only an early firing (a fraction of a millisecond) is waited out on the clock,
+ * so no execution ends before its cost either way.
+ *
+ * A sleeper thread blocked in `Atomics.wait` (a microsecond timeout) was tried too: its wake-up
+ * needs two threads scheduled, and at load 11 executions ran 1.3–2.5 ms over their cost.
+ */
+const FINISH_WINDOW_MS = 1;
+const LOAD_CHECK_MS = 1000;
+let spareCoreCheckedAt = Number.NEGATIVE_INFINITY;
+let spareCore = true;
+
+/** Whether the machine has a core to spare (the 1-minute load average, read once a second at most). */
+function hasSpareCore(now: number): boolean {
+  if (now - spareCoreCheckedAt >= LOAD_CHECK_MS) {
+    spareCoreCheckedAt = now;
+    spareCore = (loadavg()[0] as number) < 1.5 * availableParallelism();
+  }
+  return spareCore;
+}
+
+function emptyStats(maxConcurrent: number): SimulatedGpuStats {
+  return {
+    executions: 0,
+    rows: 0,
+    maxBatchSize: 0,
+    queued: 0,
+    maxConcurrent,
+    busyMs: 0,
+    wallMs: 0,
+    minOverrunMs: 0,
+    maxOverrunMs: 0,
+    tailDelays: 0,
+  };
+}
+
+/**
  * One execution slot with GPU batch economics: executions run one at a time in arrival order, each
- * taking `baseMs + perRowMs * rows` of wall time (a timer, not a busy loop). Batching many rows
- * into one execution is therefore much cheaper than running them one by one, as on a real GPU.
+ * taking `baseMs + perRowMs * rows` of wall time. Batching many rows into one execution is
+ * therefore much cheaper than running them one by one, as on a real GPU. No execution ends before
+ * its cost. On a machine with a core to spare (load average under 1.5× the cores) none ends more
+ * than microseconds after it: a timer, then a clock check on each event-loop turn for the last
+ * millisecond. On an overloaded one the timer alone (a spinning server loses its CPU share there),
+ * so up to about a millisecond late. `stats().maxOverrunMs` shows how late the machine let one finish.
  */
 export class SimulatedGpu {
   readonly baseMs: number;
@@ -55,15 +116,9 @@ export class SimulatedGpu {
   readonly #random: () => number;
   readonly #queue: Job[] = [];
   #running = 0;
-  #stats: SimulatedGpuStats = {
-    executions: 0,
-    rows: 0,
-    maxBatchSize: 0,
-    queued: 0,
-    maxConcurrent: 0,
-    busyMs: 0,
-    tailDelays: 0,
-  };
+  /** Executions that ended since the stats were last reset (for `minOverrunMs`). */
+  #ended = 0;
+  #stats: SimulatedGpuStats = emptyStats(0);
 
   constructor(options: SimulatedGpuOptions = {}) {
     this.baseMs = options.baseMs ?? 2;
@@ -97,6 +152,12 @@ export class SimulatedGpu {
 
   #execute(rows: number, signal: AbortSignal | undefined, onStart: (() => void) | undefined): Promise<void> {
     if (signal?.aborted) return Promise.reject(cancelled());
+    if (this.#running === 0 && this.#queue.length === 0) {
+      // The slot is free: the execution starts now and cannot be cancelled, so no abort listener.
+      return new Promise<void>((resolve, reject) => {
+        this.#start({ rows, onStart, resolve, reject, detach: noop });
+      });
+    }
     return new Promise<void>((resolve, reject) => {
       const onAbort = () => {
         const index = this.#queue.indexOf(job);
@@ -122,6 +183,10 @@ export class SimulatedGpu {
     const job = this.#queue.shift();
     if (job === undefined) return;
     job.detach();
+    this.#start(job);
+  }
+
+  #start(job: Job): void {
     job.onStart?.();
     this.#running += 1;
     const stats = this.#stats;
@@ -131,11 +196,35 @@ export class SimulatedGpu {
     stats.maxBatchSize = Math.max(stats.maxBatchSize, job.rows);
     const duration = this.costMs(job.rows);
     stats.busyMs += duration;
-    setTimeout(() => {
+    const started = performance.now();
+    const end = started + duration;
+    const window = hasSpareCore(started) ? FINISH_WINDOW_MS : 0;
+    const finish = () => {
+      const now = performance.now();
+      const remaining = end - now;
+      // A timer shorter than 1 ms is a 1 ms timer, so the timer only serves while that is left over.
+      if (remaining >= window + 1) {
+        setTimeout(finish, remaining - window);
+        return;
+      }
+      if (remaining > 0) {
+        setImmediate(finish);
+        return;
+      }
+      this.#finished(now - started, -remaining);
       this.#running -= 1;
       job.resolve();
       this.#pump();
-    }, duration);
+    };
+    finish();
+  }
+
+  #finished(wallMs: number, overrunMs: number): void {
+    const stats = this.#stats;
+    stats.wallMs += wallMs;
+    this.#ended += 1;
+    stats.minOverrunMs = this.#ended === 1 ? overrunMs : Math.min(stats.minOverrunMs, overrunMs);
+    stats.maxOverrunMs = Math.max(stats.maxOverrunMs, overrunMs);
   }
 
   stats(): SimulatedGpuStats {
@@ -143,17 +232,12 @@ export class SimulatedGpu {
   }
 
   resetStats(): void {
-    this.#stats = {
-      executions: 0,
-      rows: 0,
-      maxBatchSize: 0,
-      queued: 0,
-      maxConcurrent: this.#running,
-      busyMs: 0,
-      tailDelays: 0,
-    };
+    this.#stats = emptyStats(this.#running);
+    this.#ended = 0;
   }
 }
+
+function noop(): void {}
 
 function cancelled(): RpcError {
   return new RpcError(status.CANCELLED, 'cancelled while queued for the simulated GPU');

@@ -61,6 +61,9 @@ export interface TestServerOptions {
 const SERVER_OPTIONS: grpc.ServerOptions = {
   'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
   'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+  // Channelz's per-call trackers (closures, counters, Date.now() per message) serve a channelz
+  // service that this server does not offer; off, each RPC costs the server less CPU.
+  'grpc.enable_channelz': 0,
 };
 
 function bind(
