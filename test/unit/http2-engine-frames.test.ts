@@ -10,7 +10,8 @@ import { createGrpcTransport, ErrorCode, type GrpcTransport, InfergateError } fr
 import { ModelInferResponseSchema } from '@infergate/core/proto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { H2Engine } from '../../packages/core/src/h2/h2-engine.js';
-import { CLOSE_BUSY, H2Session, type StreamHandler } from '../../packages/core/src/h2/h2-session.js';
+import { H2Session } from '../../packages/core/src/h2/h2-session.js';
+import { CLOSE_BUSY, type StreamHandler } from '../../packages/core/src/h2/h2-stream.js';
 import { HpackDecoder, HpackEncoder } from '../../packages/core/src/h2/hpack.js';
 
 const DATA = 0x0;

@@ -106,3 +106,13 @@ export function frame32(type: number, streamId: number, value: number): Buffer {
   out.writeUInt32BE(value >>> 0, 9);
   return out;
 }
+
+/** A GOAWAY frame: the last stream id processed, the error code and a debug text. */
+export function goawayFrame(lastStreamId: number, code: number, debug: string): Buffer {
+  const text = Buffer.from(debug, 'utf8');
+  const payload = Buffer.allocUnsafe(8 + text.byteLength);
+  payload.writeUInt32BE(lastStreamId, 0);
+  payload.writeUInt32BE(code, 4);
+  text.copy(payload, 8);
+  return frame(FRAME_GOAWAY, 0, 0, payload);
+}
