@@ -19,7 +19,7 @@ import {
   transport,
   u32,
   WINDOW_UPDATE,
-} from './http2-raw-peer.js';
+} from './http2-engine-raw-peer.js';
 
 afterEach(closeAll);
 

@@ -17,7 +17,7 @@ import {
   small,
   transport,
   u32,
-} from './http2-raw-peer.js';
+} from './http2-engine-raw-peer.js';
 
 afterEach(closeAll);
 

@@ -14,7 +14,7 @@ import {
   rawServer,
   SETTINGS_HEADER_TABLE_SIZE,
   transport,
-} from './http2-raw-peer.js';
+} from './http2-engine-raw-peer.js';
 
 afterEach(closeAll);
 

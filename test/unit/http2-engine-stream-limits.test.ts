@@ -18,7 +18,7 @@ import {
   SETTINGS_MAX_CONCURRENT_STREAMS,
   small,
   transport,
-} from './http2-raw-peer.js';
+} from './http2-engine-raw-peer.js';
 
 afterEach(closeAll);
 
