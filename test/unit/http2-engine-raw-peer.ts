@@ -25,6 +25,7 @@ export const SETTINGS_HEADER_TABLE_SIZE = 0x1;
 export const SETTINGS_MAX_CONCURRENT_STREAMS = 0x3;
 export const SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
 export const SETTINGS_MAX_FRAME_SIZE = 0x5;
+export const SETTINGS_MAX_HEADER_LIST_SIZE = 0x6;
 
 export interface Frame {
   type: number;

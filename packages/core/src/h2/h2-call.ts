@@ -5,6 +5,7 @@ import type { H2Session } from './h2-session.js';
 import {
   CLOSE_BUSY,
   CLOSE_END,
+  CLOSE_HEADERS_TOO_LARGE,
   CLOSE_PROTOCOL,
   CLOSE_REFUSED,
   CLOSE_RESET,
@@ -322,6 +323,11 @@ class ClientCall implements StreamHandler, H2Call {
     }
     if (kind === CLOSE_BUSY) {
       this.#finish({ code: 8, details: message, metadata: {} });
+      return;
+    }
+    if (kind === CLOSE_HEADERS_TOO_LARGE) {
+      // Metadata the server refuses to take: resending cannot help (INVALID_ARGUMENT).
+      this.#finish({ code: 3, details: message, metadata: {} });
       return;
     }
     if (kind === CLOSE_REFUSED) {

@@ -31,7 +31,7 @@ import type { ReceiveWindow } from './h2-receive-window.js';
 import type { RequestHeaders } from './h2-request-headers.js';
 import type { RequestSender } from './h2-request-sender.js';
 import type { H2Session } from './h2-session.js';
-import type { PeerSettings } from './h2-settings.js';
+import { OUR_MAX_HEADER_LIST_SIZE, type PeerSettings } from './h2-settings.js';
 import { CLOSE_REFUSED, CLOSE_RESET, type SessionStream, STATE_OPEN } from './h2-stream.js';
 import type { StreamTable } from './h2-stream-table.js';
 
@@ -189,6 +189,14 @@ export class FrameHandler implements FrameSink {
       if (this.#table.neverOpened(id)) {
         session.connectionError(PROTOCOL_ERROR, `HEADERS on stream ${id}, which was never opened`);
       }
+      return;
+    }
+    if (blocks.tooLarge) {
+      session.streamError(
+        stream,
+        PROTOCOL_ERROR,
+        `a header block that decodes to over ${OUR_MAX_HEADER_LIST_SIZE} bytes (our SETTINGS_MAX_HEADER_LIST_SIZE)`,
+      );
       return;
     }
     if (stream.remoteEnded) {

@@ -34,6 +34,7 @@ export const FRAME_SIZE_ERROR = 0x6;
 export const REFUSED_STREAM = 0x7;
 export const CANCEL = 0x8;
 export const COMPRESSION_ERROR = 0x9;
+export const ENHANCE_YOUR_CALM = 0xb;
 
 const ERROR_NAMES = [
   'NO_ERROR',

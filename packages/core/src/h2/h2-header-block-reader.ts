@@ -4,6 +4,7 @@
 import {
   COMPRESSION_ERROR,
   DEFAULT_HEADER_TABLE_SIZE,
+  ENHANCE_YOUR_CALM,
   FLAG_END_HEADERS,
   FLAG_END_STREAM,
   FLAG_PADDED,
@@ -11,15 +12,21 @@ import {
   FRAME_SIZE_ERROR,
   PROTOCOL_ERROR,
 } from './h2-frame-types.js';
+import { OUR_MAX_HEADER_LIST_SIZE } from './h2-settings.js';
 import { HpackDecoder, HpackError } from './hpack.js';
 
-/** The largest header block (HEADERS + CONTINUATION) we gather. */
-const MAX_HEADER_BLOCK = 1024 * 1024;
+/**
+ * The most frames one header block may come in. A server splits a block at our MAX_FRAME_SIZE (1 MiB)
+ * or its own, never below 16 KiB: a block within our bound needs a few; more (empty CONTINUATIONs
+ * in a loop) only keeps the connection busy.
+ */
+const MAX_BLOCK_FRAMES = 64;
 
 export class HeaderBlockReader {
-  readonly #decoder = new HpackDecoder(DEFAULT_HEADER_TABLE_SIZE);
+  readonly #decoder = new HpackDecoder(DEFAULT_HEADER_TABLE_SIZE, OUR_MAX_HEADER_LIST_SIZE);
   #parts: Buffer[] = [];
   #size = 0;
+  #frames = 0;
   #fields: string[] = [];
   readonly #onField = (name: string, value: string) => {
     this.#fields.push(name, value);
@@ -27,6 +34,11 @@ export class HeaderBlockReader {
   /** The block being gathered: its stream and whether its HEADERS frame ended the stream. */
   streamId = 0;
   endStream = false;
+  /**
+   * The block just returned decoded to more than OUR_MAX_HEADER_LIST_SIZE: its fields stop at the
+   * limit, and its stream must fail (the connection goes on: the table followed the whole block).
+   */
+  tooLarge = false;
   /** Set when a frame returned `undefined` because the connection must end: its code and why. */
   errorCode = 0;
   errorText = '';
@@ -58,21 +70,28 @@ export class HeaderBlockReader {
 
   #add(fragment: Buffer, flags: number): string[] | undefined {
     this.#size += fragment.byteLength;
-    if (this.#size > MAX_HEADER_BLOCK) {
-      return this.#fail(PROTOCOL_ERROR, `a header block over ${MAX_HEADER_BLOCK} bytes`);
+    if (this.#size > OUR_MAX_HEADER_LIST_SIZE) {
+      return this.#fail(
+        PROTOCOL_ERROR,
+        `a header block over ${OUR_MAX_HEADER_LIST_SIZE} bytes (our SETTINGS_MAX_HEADER_LIST_SIZE)`,
+      );
+    }
+    if (++this.#frames > MAX_BLOCK_FRAMES) {
+      return this.#fail(ENHANCE_YOUR_CALM, `a header block in over ${MAX_BLOCK_FRAMES} frames`);
     }
     if ((flags & FLAG_END_HEADERS) === 0) {
-      this.#parts.push(fragment);
+      if (fragment.byteLength > 0) this.#parts.push(fragment);
       return undefined;
     }
     const parts = this.#parts;
     const block = parts.length === 0 ? fragment : Buffer.concat([...parts, fragment]);
     this.#parts = [];
     this.#size = 0;
+    this.#frames = 0;
     const fields = this.#fields;
     try {
       // Every block is decoded, even a closed stream's: the table must follow the server's.
-      this.#decoder.decode(block, this.#onField);
+      this.tooLarge = !this.#decoder.decode(block, this.#onField);
     } catch (error) {
       this.#fields = [];
       const text = error instanceof HpackError ? error.message : String(error);

@@ -47,6 +47,32 @@ export class RequestHeaders implements HeaderTableSizeListener {
   }
 
   /**
+   * The request's header list size as HTTP/2 counts it (RFC 9113, 6.5.2): name + value octets + 32
+   * per field. Names and values are one octet per character (latin1), as the encoder writes them.
+   */
+  listSize(stream: SessionStream): number {
+    // :method POST, :scheme, :path, :authority, content-type application/grpc, te trailers.
+    let size =
+      6 * 32 + 11 + 7 + this.#scheme.length + 5 + stream.path.length + 10 + this.#authority.length + 28 + 10;
+    const { timeout, headers } = stream;
+    if (timeout !== undefined) size += 12 + timeout.length + 32;
+    if (headers !== undefined) {
+      for (const name in headers) size += name.length + (headers[name] as string).length + 32;
+    }
+    return size;
+  }
+
+  /** Why the request's header list is over the server's `limit`, or undefined if it is not. */
+  overLimit(stream: SessionStream, limit: number): string | undefined {
+    const size = this.listSize(stream);
+    if (size <= limit) return undefined;
+    return (
+      `the call's metadata is ${size} bytes as HTTP/2 counts it (name + value + 32 per field), over the ` +
+      `server's SETTINGS_MAX_HEADER_LIST_SIZE of ${limit}: the call was not sent; send less metadata`
+    );
+  }
+
+  /**
    * A request's header block in two parts, so the usual request copies each once, into its frame:
    * the fixed fields (returned) and the per-call rest (`tail`, `undefined` if none), which the
    * caller takes and clears.

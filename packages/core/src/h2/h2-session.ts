@@ -9,16 +9,23 @@ import type { Socket } from 'node:net';
 import { FrameHandler } from './h2-frame-handler.js';
 import { FrameReader } from './h2-frame-reader.js';
 import { CANCEL, errorName, FRAME_RST_STREAM, frame32, goawayFrame, NO_ERROR } from './h2-frame-types.js';
-import { FrameWriter, type WritePolicy } from './h2-frame-writer.js';
+import { FrameWriter } from './h2-frame-writer.js';
 import { HeaderBlockReader } from './h2-header-block-reader.js';
 import { KeepalivePing } from './h2-keepalive-ping.js';
 import { ReceiveWindow } from './h2-receive-window.js';
 import { RequestHeaders } from './h2-request-headers.js';
 import { RequestSender } from './h2-request-sender.js';
+import {
+  DEFAULT_MAX_WAITING,
+  DEFAULT_SETTINGS_TIMEOUT_MS,
+  type H2SessionEvents,
+  type H2SessionOptions,
+} from './h2-session-options.js';
 import { clientPreface, PeerSettings } from './h2-settings.js';
 import {
   CLOSE_BUSY,
   CLOSE_END,
+  CLOSE_HEADERS_TOO_LARGE,
   CLOSE_LOST,
   CLOSE_PROTOCOL,
   CLOSE_REFUSED,
@@ -30,28 +37,16 @@ import {
 } from './h2-stream.js';
 import { StreamTable } from './h2-stream-table.js';
 
-export interface H2SessionEvents {
-  /** The server's first SETTINGS arrived. */
-  onReady(): void;
-  /** The session takes no new streams (GOAWAY, or its stream ids ran out); running ones go on. */
-  onDraining(): void;
-  /** The socket closed; `error` if it failed. */
-  onClose(error: Error | undefined): void;
+/** How long a socket we ended may wait for the server to close its side before we close it. */
+const CLOSE_GRACE_MS = 1000;
+
+function onSettingsTimeout(session: H2Session, timeoutMs: number): void {
+  session.destroy(new Error(`Failed to connect (no HTTP/2 SETTINGS from the server within ${timeoutMs} ms)`));
 }
 
-export interface H2SessionOptions {
-  authority: string;
-  scheme: 'http' | 'https';
-  events: H2SessionEvents;
-  /** Calls beyond the server's MAX_CONCURRENT_STREAMS wait in a FIFO of at most this many. */
-  maxWaiting?: number | undefined;
-  /** The first stream id (odd); only tests start elsewhere than 1. */
-  firstStreamId?: number | undefined;
-  writePolicy?: WritePolicy | undefined;
+function destroySocket(socket: Socket): void {
+  socket.destroy();
 }
-
-/** The wait queue's default bound. */
-const DEFAULT_MAX_WAITING = 4096;
 
 /**
  * One HTTP/2 client connection. The caller dials the socket (net or tls) and hands it over at once;
@@ -63,6 +58,7 @@ export class H2Session {
   readonly #table: StreamTable;
   readonly #writer: FrameWriter;
   readonly #peer = new PeerSettings();
+  readonly #requestHeaders: RequestHeaders;
   readonly #sender: RequestSender;
   readonly #receive: ReceiveWindow;
   readonly #ping: KeepalivePing;
@@ -70,7 +66,9 @@ export class H2Session {
   #ready = false;
   #draining = false;
   #done = false;
+  #ending = false;
   #error: Error | undefined;
+  #settingsTimer: NodeJS.Timeout | undefined;
 
   constructor(socket: Socket, options: H2SessionOptions) {
     this.#socket = socket;
@@ -79,6 +77,7 @@ export class H2Session {
     const writer = new FrameWriter(socket, options.writePolicy ?? 'microtask');
     this.#writer = writer;
     const requestHeaders = new RequestHeaders(options.scheme, options.authority);
+    this.#requestHeaders = requestHeaders;
     this.#sender = new RequestSender(writer, this.#peer, requestHeaders);
     this.#receive = new ReceiveWindow(writer);
     this.#ping = new KeepalivePing(writer, (error) => this.destroy(error));
@@ -102,6 +101,9 @@ export class H2Session {
     });
     socket.on('close', () => this.#terminate(this.#error));
     socket.write(clientPreface());
+    const settingsTimeoutMs = options.settingsTimeoutMs ?? DEFAULT_SETTINGS_TIMEOUT_MS;
+    this.#settingsTimer = setTimeout(onSettingsTimeout, settingsTimeoutMs, this, settingsTimeoutMs);
+    this.#settingsTimer.unref();
   }
 
   /** The server's first SETTINGS has arrived. */
@@ -217,6 +219,7 @@ export class H2Session {
   settingsApplied(): void {
     this.#startWaiting();
     if (!this.#ready) {
+      clearTimeout(this.#settingsTimer);
       this.#ready = true;
       this.#events.onReady();
     }
@@ -269,7 +272,7 @@ export class H2Session {
     // The last stream the server opened: it opens none (no push), so 0.
     socket.end(goawayFrame(0, code, text));
     // Closed whatever the server does next (it may never read).
-    setTimeout(() => socket.destroy(), 1000).unref();
+    setTimeout(destroySocket, CLOSE_GRACE_MS, socket).unref();
     this.#terminate(this.#error, CLOSE_PROTOCOL, code);
   }
 
@@ -277,6 +280,14 @@ export class H2Session {
 
   #open(stream: SessionStream): void {
     const table = this.#table;
+    const limit = this.#peer.maxHeaderList;
+    const tooLarge =
+      limit === Number.POSITIVE_INFINITY ? undefined : this.#requestHeaders.overLimit(stream, limit);
+    if (tooLarge !== undefined) {
+      stream.state = STATE_CLOSED;
+      stream.handler.onClose(CLOSE_HEADERS_TOO_LARGE, 0, tooLarge);
+      return;
+    }
     if (table.idsSpent) {
       // Stream ids are spent: this connection takes no more; the caller's next call dials anew.
       stream.state = STATE_CLOSED;
@@ -302,7 +313,7 @@ export class H2Session {
   #afterClose(): void {
     if (this.#done) return;
     if (this.#draining) {
-      if (this.#table.open.size === 0) this.#socket.end();
+      if (this.#table.open.size === 0) this.#endSocket();
       return;
     }
     this.#startWaiting();
@@ -331,7 +342,15 @@ export class H2Session {
       stream.state = STATE_CLOSED;
       stream.handler.onClose(CLOSE_REFUSED, 0, why);
     }
-    if (this.#table.open.size === 0) this.#socket.end();
+    if (this.#table.open.size === 0) this.#endSocket();
+  }
+
+  /** Ends our side once nothing runs here; closes the socket if the server does not close its side. */
+  #endSocket(): void {
+    if (this.#ending) return;
+    this.#ending = true;
+    this.#socket.end();
+    setTimeout(destroySocket, CLOSE_GRACE_MS, this.#socket).unref();
   }
 
   /** A protocol violation's text: before the server spoke HTTP/2 it is not an HTTP/2 server at all. */
@@ -344,6 +363,7 @@ export class H2Session {
   #terminate(error: Error | undefined, kind = CLOSE_LOST, code = 0): void {
     if (this.#done) return;
     this.#done = true;
+    clearTimeout(this.#settingsTimer);
     this.#reader.stop();
     this.#ping.cancel();
     const message =

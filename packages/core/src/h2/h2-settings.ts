@@ -19,6 +19,7 @@ import {
   SETTINGS_INITIAL_WINDOW_SIZE,
   SETTINGS_MAX_CONCURRENT_STREAMS,
   SETTINGS_MAX_FRAME_SIZE,
+  SETTINGS_MAX_HEADER_LIST_SIZE,
 } from './h2-frame-types.js';
 import type { SessionStream } from './h2-stream.js';
 
@@ -31,6 +32,12 @@ export const STREAM_WINDOW = 16 * 1024 * 1024;
 export const CONNECTION_WINDOW = 64 * 1024 * 1024;
 /** The largest frame we accept. DATA is read in pieces as it arrives; other frames are gathered whole. */
 export const OUR_MAX_FRAME_SIZE = 1024 * 1024;
+/**
+ * The largest header list we take from the server (response headers or trailers), counted as HTTP/2
+ * counts it: name + value octets + 32 per field, decoded. A header block (HEADERS + CONTINUATION,
+ * compressed) is held to the same bound: no field encodes to more octets than it counts for.
+ */
+export const OUR_MAX_HEADER_LIST_SIZE = 64 * 1024;
 
 /** The bytes a client sends first: the preface, our SETTINGS, and the connection window's growth. */
 export function clientPreface(): Buffer {
@@ -39,6 +46,7 @@ export function clientPreface(): Buffer {
     [SETTINGS_INITIAL_WINDOW_SIZE, STREAM_WINDOW],
     [SETTINGS_MAX_FRAME_SIZE, OUR_MAX_FRAME_SIZE],
     [SETTINGS_HEADER_TABLE_SIZE, DEFAULT_HEADER_TABLE_SIZE],
+    [SETTINGS_MAX_HEADER_LIST_SIZE, OUR_MAX_HEADER_LIST_SIZE],
   ] as const;
   const settings = Buffer.allocUnsafe(pairs.length * 6);
   pairs.forEach(([id, value], index) => {
@@ -62,6 +70,8 @@ export class PeerSettings {
   initialWindow = DEFAULT_WINDOW;
   maxFrame = MIN_MAX_FRAME_SIZE;
   maxStreams = Number.POSITIVE_INFINITY;
+  /** The largest request header list the server takes (unlimited until it says). */
+  maxHeaderList = Number.POSITIVE_INFINITY;
   /** After `apply`: whether INITIAL_WINDOW_SIZE grew (streams may send more). */
   windowGrew = false;
   /** After `apply` returned an error code: what was wrong. */
@@ -107,6 +117,9 @@ export class PeerSettings {
             return this.#fail(PROTOCOL_ERROR, `MAX_FRAME_SIZE ${value}`);
           }
           this.maxFrame = value;
+          break;
+        case SETTINGS_MAX_HEADER_LIST_SIZE:
+          this.maxHeaderList = value;
           break;
         default:
           break;

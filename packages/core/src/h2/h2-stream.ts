@@ -15,6 +15,8 @@ export const CLOSE_LOST = 3;
 export const CLOSE_PROTOCOL = 4;
 /** Too many calls waiting for the server's MAX_CONCURRENT_STREAMS (the wait queue is full). */
 export const CLOSE_BUSY = 5;
+/** The request's header list is over the server's SETTINGS_MAX_HEADER_LIST_SIZE: it was not sent. */
+export const CLOSE_HEADERS_TOO_LARGE = 6;
 
 /** What a stream tells its call. Called synchronously from the socket's reads. */
 export interface StreamHandler {

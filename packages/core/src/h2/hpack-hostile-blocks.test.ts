@@ -84,11 +84,21 @@ describe('HpackDecoder against hostile blocks', () => {
     expect(fails('0481ff')).toThrow(HpackError); // 8 bits of padding
   });
 
-  it('refuses a header list over its limit', () => {
+  it('hands over no field past its header list limit, says so, and keeps its table in step', () => {
     const decoder = new HpackDecoder(4096, 100);
-    expect(decodeAll(decoder, hex('82'))).toEqual([[':method', 'GET']]); // 7 + 3 + 32
-    expect(decodeAll(decoder, hex('8282'))).toHaveLength(2); // 84
-    expect(fails('828282', decoder)).toThrow(HpackError); // 126: over
+    const fields: [string, string][] = [];
+    const collect = (name: string, value: string) => fields.push([name, value]);
+    expect(decoder.decode(hex('82'), collect)).toBe(true); // 7 + 3 + 32
+    expect(decoder.decode(hex('8282'), collect)).toBe(true); // 84
+    expect(fields).toHaveLength(3);
+    fields.length = 0;
+    // 126, over: and a literal with indexing past the limit still enters the table (index 62).
+    expect(decoder.decode(hex('828282400178017a'), collect)).toBe(false);
+    expect(fields).toEqual([
+      [':method', 'GET'],
+      [':method', 'GET'],
+    ]);
+    expect(decodeAll(decoder, hex('be'))).toEqual([['x', 'z']]);
   });
 
   it('throws nothing but HpackError, for any octets and any damage to a valid block', () => {
