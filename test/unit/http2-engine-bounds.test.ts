@@ -3,6 +3,7 @@
 // header blocks we take are bounded in decoded size, in bytes and in frames; a server that never
 // sends SETTINGS, or never closes a connection we ended, is not waited for.
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
+import { Duplex } from 'node:stream';
 import { ErrorCode } from '@infergate/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { H2Session } from '../../packages/core/src/h2/h2-session.js';
@@ -14,11 +15,13 @@ import {
   cleanups,
   closeAll,
   END_HEADERS,
+  encodeFrame,
   failure,
   firstByte,
   GOAWAY,
   grpcFrame,
   HEADERS,
+  PING,
   RawPeer,
   RST_STREAM,
   rawServer,
@@ -47,8 +50,8 @@ async function tcpServer(onSocket: (socket: Socket) => void, allowHalfOpen = fal
   return (server.address() as AddressInfo).port;
 }
 
-/** A session on `port` with events that record what happens to it. */
-function session(port: number, settingsTimeoutMs?: number) {
+/** A session on `port` (or over `socket`) with events that record what happens to it. */
+function session(port: number, settingsTimeoutMs?: number, socket?: Socket) {
   const seen = { ready: false, draining: false, closed: false, error: undefined as Error | undefined };
   const events: H2SessionEvents = {
     onReady: () => {
@@ -62,7 +65,7 @@ function session(port: number, settingsTimeoutMs?: number) {
       seen.error = error;
     },
   };
-  const made = new H2Session(connect({ host: '127.0.0.1', port }), {
+  const made = new H2Session(socket ?? connect({ host: '127.0.0.1', port }), {
     authority: `127.0.0.1:${port}`,
     scheme: 'http',
     events,
@@ -215,5 +218,18 @@ describe('the http2 engine against a raw HTTP/2 peer: bounds', () => {
     // The server keeps its half open: the session does not wait for it.
     await expect.poll(() => seen.closed, { timeout: 10_000 }).toBe(true);
     expect(seen.error).toBeUndefined();
+  });
+
+  it('ends the connection when the server sends PINGs but never reads the answers', async () => {
+    // An in-memory socket whose writes never reach the server: every answer stays unflushed.
+    const socket = new Duplex({ read() {}, write() {} });
+    const { seen } = session(0, undefined, socket as unknown as Socket);
+    socket.push(encodeFrame(SETTINGS, 0, 0));
+    await expect.poll(() => seen.ready, { timeout: 10_000 }).toBe(true);
+    socket.push(Buffer.concat(Array.from({ length: 1001 }, () => encodeFrame(PING, 0, 0, Buffer.alloc(8)))));
+    await expect.poll(() => seen.closed, { timeout: 10_000 }).toBe(true);
+    expect(seen.error?.message).toBe(
+      'HTTP/2 protocol error from the server: the server sends PING or SETTINGS frames but does not read our answers (1000 unsent) (ENHANCE_YOUR_CALM)',
+    );
   });
 });

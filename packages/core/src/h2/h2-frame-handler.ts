@@ -4,6 +4,7 @@
 
 import type { FrameSink } from './h2-frame-reader.js';
 import {
+  ENHANCE_YOUR_CALM,
   errorName,
   FLAG_ACK,
   FLAG_END_STREAM,
@@ -24,7 +25,7 @@ import {
   REFUSED_STREAM,
   STREAM_CLOSED,
 } from './h2-frame-types.js';
-import type { FrameWriter } from './h2-frame-writer.js';
+import { type FrameWriter, MAX_UNFLUSHED_ANSWERS } from './h2-frame-writer.js';
 import type { HeaderBlockReader } from './h2-header-block-reader.js';
 import type { KeepalivePing } from './h2-keepalive-ping.js';
 import type { ReceiveWindow } from './h2-receive-window.js';
@@ -34,6 +35,8 @@ import type { H2Session } from './h2-session.js';
 import { OUR_MAX_HEADER_LIST_SIZE, type PeerSettings } from './h2-settings.js';
 import { CLOSE_REFUSED, CLOSE_RESET, type SessionStream, STATE_OPEN } from './h2-stream.js';
 import type { StreamTable } from './h2-stream-table.js';
+
+const UNREAD_ANSWERS = `the server sends PING or SETTINGS frames but does not read our answers (${MAX_UNFLUSHED_ANSWERS} unsent)`;
 
 /** The parts of a session the frame handler works on. */
 export interface SessionParts {
@@ -229,7 +232,10 @@ export class FrameHandler implements FrameSink {
       session.connectionError(code, peer.errorText);
       return;
     }
-    this.#writer.write(frame(FRAME_SETTINGS, FLAG_ACK, 0));
+    if (!this.#writer.writeAnswer(frame(FRAME_SETTINGS, FLAG_ACK, 0))) {
+      session.connectionError(ENHANCE_YOUR_CALM, UNREAD_ANSWERS);
+      return;
+    }
     if (peer.windowGrew) for (const stream of [...this.#table.open.values()]) this.#sender.resume(stream);
     session.settingsApplied();
   }
@@ -243,8 +249,10 @@ export class FrameHandler implements FrameSink {
       this.#session.connectionError(FRAME_SIZE_ERROR, `PING of ${payload.byteLength} bytes`);
       return;
     }
-    if ((flags & FLAG_ACK) === 0) this.#writer.write(frame(FRAME_PING, FLAG_ACK, 0, payload));
-    else this.#ping.onAck(payload);
+    if ((flags & FLAG_ACK) !== 0) this.#ping.onAck(payload);
+    else if (!this.#writer.writeAnswer(frame(FRAME_PING, FLAG_ACK, 0, payload))) {
+      this.#session.connectionError(ENHANCE_YOUR_CALM, UNREAD_ANSWERS);
+    }
   }
 
   #onReset(payload: Buffer, id: number): void {

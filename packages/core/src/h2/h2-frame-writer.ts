@@ -10,6 +10,13 @@ import type { Socket } from 'node:net';
  */
 export type WritePolicy = 'now' | 'microtask' | 'immediate';
 
+/**
+ * The most answers (PING and SETTINGS ACKs) that may wait to reach the kernel. A server that keeps
+ * asking while it does not read would otherwise grow our write buffer without end (nghttp2 holds
+ * its queue of such answers to the same number).
+ */
+export const MAX_UNFLUSHED_ANSWERS = 1000;
+
 function scheduleMicrotaskUncork(writer: FrameWriter): void {
   queueMicrotask(() => writer.uncork());
 }
@@ -18,6 +25,10 @@ export class FrameWriter {
   readonly #socket: Socket;
   readonly #policy: WritePolicy;
   #corked = false;
+  #unflushedAnswers = 0;
+  readonly #answerFlushed = () => {
+    this.#unflushedAnswers--;
+  };
 
   constructor(socket: Socket, policy: WritePolicy) {
     this.#socket = socket;
@@ -26,13 +37,28 @@ export class FrameWriter {
 
   /** Queues `buffer` for the socket, corking it first unless the policy is `now`. */
   write(buffer: Uint8Array): void {
-    if (this.#policy !== 'now' && !this.#corked) {
-      this.#corked = true;
-      this.#socket.cork();
-      if (this.#policy === 'microtask') scheduleMicrotaskUncork(this);
-      else setImmediate(() => this.uncork());
-    }
+    if (this.#policy !== 'now' && !this.#corked) this.#cork();
     this.#socket.write(buffer);
+  }
+
+  /**
+   * Queues an answer the server asked for (a PING or SETTINGS ACK); false, writing nothing, if
+   * MAX_UNFLUSHED_ANSWERS earlier ones have not reached the kernel yet.
+   */
+  writeAnswer(buffer: Uint8Array): boolean {
+    if (this.#unflushedAnswers >= MAX_UNFLUSHED_ANSWERS) return false;
+    this.#unflushedAnswers++;
+    if (this.#policy !== 'now' && !this.#corked) this.#cork();
+    // The callback runs once the bytes reach the kernel (or the socket is gone).
+    this.#socket.write(buffer, this.#answerFlushed);
+    return true;
+  }
+
+  #cork(): void {
+    this.#corked = true;
+    this.#socket.cork();
+    if (this.#policy === 'microtask') scheduleMicrotaskUncork(this);
+    else setImmediate(() => this.uncork());
   }
 
   /** Flushes writes held by the `microtask`/`immediate` policies. */
