@@ -1,10 +1,7 @@
 // A lean HTTP/2 client session (RFC 9113) over one socket, for gRPC calls. No stream objects or
 // events per call: each stream reports to a `StreamHandler` (the call itself). This file holds the
-// session's life (starting streams, ending them, draining, failing); its parts each hold one concern:
-// h2-frame-reader.ts (bytes to frames), h2-frame-handler.ts (what each frame does),
-// h2-header-block-reader.ts (received header blocks), h2-request-headers.ts and
-// h2-request-sender.ts (what we send), h2-receive-window.ts (receive flow control),
-// h2-settings.ts, h2-stream-table.ts, h2-keepalive-ping.ts and h2-frame-writer.ts (write policy).
+// session's life (starting streams, ending them, draining, failing); each of its parts, one concern
+// of the protocol, has a module of its own (decision 0017 lists them).
 import type { Socket } from 'node:net';
 import { FrameHandler } from './h2-frame-handler.js';
 import { FrameReader } from './h2-frame-reader.js';
@@ -23,7 +20,6 @@ import {
 } from './h2-session-options.js';
 import { clientPreface, PeerSettings } from './h2-settings.js';
 import {
-  CLOSE_BUSY,
   CLOSE_END,
   CLOSE_HEADERS_TOO_LARGE,
   CLOSE_LOST,
@@ -154,19 +150,7 @@ export class H2Session {
       );
       return stream;
     }
-    const table = this.#table;
-    if (table.open.size >= this.#peer.maxStreams || table.waitingCount > 0) {
-      if (!table.enqueue(stream)) {
-        stream.state = STATE_CLOSED;
-        handler.onClose(
-          CLOSE_BUSY,
-          0,
-          `${table.waitingCount} calls already wait for the server's limit of ${this.#peer.maxStreams} concurrent streams`,
-        );
-      }
-      return stream;
-    }
-    this.#open(stream);
+    if (this.#table.admit(stream, this.#peer.maxStreams)) this.#open(stream);
     return stream;
   }
 
@@ -320,15 +304,10 @@ export class H2Session {
   }
 
   #startWaiting(): void {
-    const table = this.#table;
-    while (
-      table.waitingCount > 0 &&
-      table.open.size < this.#peer.maxStreams &&
-      !this.#draining &&
-      !this.#done
-    ) {
-      const stream = table.dequeue() as SessionStream;
-      if (stream.state === STATE_WAITING) this.#open(stream);
+    while (!this.#draining && !this.#done) {
+      const stream = this.#table.next(this.#peer.maxStreams);
+      if (stream === undefined) return;
+      this.#open(stream);
     }
   }
 
@@ -337,11 +316,7 @@ export class H2Session {
     if (this.#draining || this.#done) return;
     this.#draining = true;
     this.#events.onDraining();
-    for (const stream of this.#table.takeWaiting()) {
-      if (stream.state !== STATE_WAITING) continue;
-      stream.state = STATE_CLOSED;
-      stream.handler.onClose(CLOSE_REFUSED, 0, why);
-    }
+    this.#table.refuseWaiting(why);
     if (this.#table.open.size === 0) this.#endSocket();
   }
 
@@ -371,14 +346,9 @@ export class H2Session {
       (this.#ready
         ? 'the server closed the connection'
         : 'Failed to connect (the connection closed before the server spoke HTTP/2)');
-    const streams = this.#table.takeAll();
     this.#sender.clear();
     if (kind !== CLOSE_PROTOCOL) this.#socket.destroy();
-    for (const stream of streams) {
-      if (stream.state === STATE_CLOSED) continue;
-      stream.state = STATE_CLOSED;
-      stream.handler.onClose(kind, code, message);
-    }
+    this.#table.closeAll(kind, code, message);
     this.#events.onClose(error);
   }
 }

@@ -1,7 +1,7 @@
 // A session's streams: the open ones by id, the calls waiting (FIFO, bounded) for the server's
 // MAX_CONCURRENT_STREAMS to let them start, and the stream ids we hand out (odd, rising, to 2^31-1).
 import { MAX_STREAM_ID } from './h2-frame-types.js';
-import type { SessionStream } from './h2-stream.js';
+import { CLOSE_BUSY, CLOSE_REFUSED, type SessionStream, STATE_CLOSED, STATE_WAITING } from './h2-stream.js';
 
 export class StreamTable {
   /** Open streams by id (the frame handler looks them up; settings change their windows). */
@@ -45,16 +45,34 @@ export class StreamTable {
     this.open.delete(stream.id);
   }
 
-  /** Queues a call for a stream; false if the queue is full. */
-  enqueue(stream: SessionStream): boolean {
-    if (this.#waiting.length >= this.#maxWaiting) return false;
-    this.#waiting.push(stream);
-    return true;
+  /**
+   * A new call: true if it may open now (under `maxStreams`, the server's MAX_CONCURRENT_STREAMS,
+   * with no call waiting before it); otherwise it waits its turn, or is refused (CLOSE_BUSY) when
+   * the queue is full.
+   */
+  admit(stream: SessionStream, maxStreams: number): boolean {
+    const waiting = this.#waiting;
+    if (this.open.size < maxStreams && waiting.length === 0) return true;
+    if (waiting.length < this.#maxWaiting) waiting.push(stream);
+    else {
+      stream.state = STATE_CLOSED;
+      stream.handler.onClose(
+        CLOSE_BUSY,
+        0,
+        `${waiting.length} calls already wait for the server's limit of ${maxStreams} concurrent streams`,
+      );
+    }
+    return false;
   }
 
-  /** The call waiting longest, if any. */
-  dequeue(): SessionStream | undefined {
-    return this.#waiting.shift();
+  /** The call waiting longest, if one may open now under `maxStreams`. */
+  next(maxStreams: number): SessionStream | undefined {
+    const waiting = this.#waiting;
+    while (waiting.length > 0 && this.open.size < maxStreams) {
+      const stream = waiting.shift() as SessionStream;
+      if (stream.state === STATE_WAITING) return stream;
+    }
+    return undefined;
   }
 
   /** Takes a call out of the queue (it gave up). */
@@ -63,17 +81,25 @@ export class StreamTable {
     if (index >= 0) this.#waiting.splice(index, 1);
   }
 
-  /** Empties the queue, returning what waited. */
-  takeWaiting(): SessionStream[] {
-    return this.#waiting.splice(0);
+  /** Empties the queue: every call that waited is refused with `why` (it was never sent). */
+  refuseWaiting(why: string): void {
+    for (const stream of this.#waiting.splice(0)) {
+      if (stream.state !== STATE_WAITING) continue;
+      stream.state = STATE_CLOSED;
+      stream.handler.onClose(CLOSE_REFUSED, 0, why);
+    }
   }
 
-  /** Empties the table, returning every stream, open first, then waiting. */
-  takeAll(): SessionStream[] {
+  /** Empties the table: every stream, open first, then waiting, hears `kind`, `code`, `message`. */
+  closeAll(kind: number, code: number, message: string): void {
     const streams = [...this.open.values(), ...this.#waiting];
     this.open.clear();
     this.#waiting.length = 0;
-    return streams;
+    for (const stream of streams) {
+      if (stream.state === STATE_CLOSED) continue;
+      stream.state = STATE_CLOSED;
+      stream.handler.onClose(kind, code, message);
+    }
   }
 
   /** The open streams above `lastId` (those a GOAWAY says the server did not process). */
