@@ -1,3 +1,4 @@
+// Which grpc-js channelOptions the http2 engine honours, and when inference goes over grpc-js instead.
 import { createGrpcTransport, ErrorCode, InfergateError } from '@infergate/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backoff, closeAll } from './http2-engine-test-servers.js';

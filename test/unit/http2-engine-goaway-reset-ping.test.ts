@@ -1,3 +1,5 @@
+// The http2 engine's HTTP/2 layer against a raw peer: GOAWAY mid-call (and the transparent retry),
+// the server's RST_STREAM, PING, and frames that break the protocol (answered with GOAWAY).
 import { ErrorCode } from '@infergate/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import {

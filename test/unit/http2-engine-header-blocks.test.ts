@@ -1,3 +1,5 @@
+// The http2 engine's HTTP/2 layer against a raw peer: the header blocks it reads (HEADERS split over
+// CONTINUATION, padding and priority) and writes (following the peer's HEADER_TABLE_SIZE).
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   answerOf,

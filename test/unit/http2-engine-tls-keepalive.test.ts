@@ -4,7 +4,14 @@ import { type AddressInfo, createServer as createTcpServer, type Server, type So
 import { createGrpcTransport, ErrorCode, InfergateError, InferResult } from '@infergate/core';
 import { generateTestCertificates, type TestCertificates } from '@infergate/testing';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cleanups, closeAll, h2Client, identity, referenceServer, watch } from './http2-engine-test-servers.js';
+import {
+  cleanups,
+  closeAll,
+  h2Client,
+  identity,
+  referenceServer,
+  watch,
+} from './http2-engine-test-servers.js';
 
 afterEach(closeAll);
 

@@ -44,7 +44,8 @@ function buildClientOptionsSchema(z: ZodNamespace) {
       /**
        * How calls spread over several urls: `round_robin` over every reachable one, or
        * `pick_first`, the first in the order given that is reachable, until it fails. Both engines
-       * honour it. @default "round_robin"
+       * honour it. With several urls, a call whose endpoint refuses the connection (nothing was
+       * sent) moves to another endpoint within its deadline instead of failing. @default "round_robin"
        */
       loadBalancing: z.enum(['round_robin', 'pick_first']).default('round_robin'),
       /**

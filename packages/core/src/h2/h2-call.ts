@@ -179,7 +179,10 @@ function onDeadline(call: ClientCall): void {
  * as an EventListener object), and the handle the engine pauses, resumes and cancels.
  */
 class ClientCall implements StreamHandler, H2Call {
-  readonly #connection: H2Connection;
+  #connection: H2Connection;
+  readonly #reroute: Reroute | undefined;
+  /** Times the call moved to another endpoint after a failed dial. */
+  #rerouted = 0;
   readonly #onEnd: (status: H2Status) => void;
   readonly #signal: AbortSignal | undefined;
   readonly #reader: MessageReader;
@@ -204,8 +207,10 @@ class ClientCall implements StreamHandler, H2Call {
     options: H2CallOptions,
     onMessage: (message: Buffer) => void,
     onEnd: (status: H2Status) => void,
+    reroute: Reroute | undefined,
   ) {
     this.#connection = connection;
+    this.#reroute = reroute;
     this.#onEnd = onEnd;
     this.#signal = options.signal;
     this.#reader = new MessageReader(options.maxMessageBytes, onMessage);
@@ -252,6 +257,30 @@ class ClientCall implements StreamHandler, H2Call {
     this.#stream = undefined;
     const left = this.#deadlineAt === undefined ? undefined : this.#deadlineAt - performance.now();
     if (left !== undefined && left <= 0) return false;
+    this.#send(left === undefined ? undefined : grpcTimeout(left));
+    return true;
+  }
+
+  /**
+   * The connection the call was waiting on failed to dial (its session never became ready, so the
+   * server cannot have seen the request): the call moves to another endpoint that can take it, if
+   * the engine has one, within the same deadline. Each endpoint is tried at most once per call.
+   */
+  #rerouteAfterFailedDial(): boolean {
+    const reroute = this.#reroute;
+    if (reroute === undefined || this.#sawHeaders || this.#local !== undefined) return false;
+    if (this.#session?.ready === true) return false;
+    if (this.#rerouted >= reroute.limit) return false;
+    const next = reroute.next(this.#connection);
+    if (next === undefined) return false;
+    const left = this.#deadlineAt === undefined ? undefined : this.#deadlineAt - performance.now();
+    if (left !== undefined && left <= 0) return false;
+    this.#rerouted++;
+    this.#stream = undefined;
+    this.#session = undefined;
+    this.#connection.leave();
+    next.enter();
+    this.#connection = next;
     this.#send(left === undefined ? undefined : grpcTimeout(left));
     return true;
   }
@@ -347,6 +376,7 @@ class ClientCall implements StreamHandler, H2Call {
       this.#finish({ code: 13, details: message, metadata: {} });
       return;
     }
+    if (this.#rerouteAfterFailedDial()) return;
     const text = kind === CLOSE_END ? 'the stream ended without a gRPC status' : message;
     // grpc-js's wording, which the error mapping (and the wrong-port probe) recognise.
     this.#finish({
@@ -369,6 +399,14 @@ class ClientCall implements StreamHandler, H2Call {
   }
 }
 
+/** Where a call goes when its connection fails to dial: the engine's other endpoints. */
+export interface Reroute {
+  /** Another connection that can take the call (ready, or not failing), or undefined. */
+  next(failed: H2Connection): H2Connection | undefined;
+  /** Most moves per call (the number of other endpoints). */
+  readonly limit: number;
+}
+
 /**
  * Starts one gRPC call on `connection`: sends `body` (the 5-byte-prefixed request, as chunks) and
  * half-closes, hands each response message to `onMessage`, then `onEnd` once with the status.
@@ -380,9 +418,10 @@ export function startH2Call(
   options: H2CallOptions,
   onMessage: (message: Buffer) => void,
   onEnd: (status: H2Status) => void,
+  reroute?: Reroute,
 ): H2Call {
   connection.enter();
-  const call = new ClientCall(connection, options, onMessage, onEnd);
+  const call = new ClientCall(connection, options, onMessage, onEnd, reroute);
   // Aborted while the request was being prepared (compression is asynchronous): never start it.
   if (options.signal?.aborted) {
     call.stop(1, 'Cancelled on client');

@@ -8,7 +8,7 @@ import type {
 } from '../connectivity.js';
 import type { Endpoint } from '../options.js';
 import { writeFrameHeader } from './grpc-frames.js';
-import { type H2Call, type H2CallOptions, type H2Status, startH2Call } from './h2-call.js';
+import { type H2Call, type H2CallOptions, type H2Status, type Reroute, startH2Call } from './h2-call.js';
 import { H2Connection, type H2ConnectionOptions } from './h2-connection.js';
 
 /** A call that ended with a non-OK status; the transport maps it like a grpc-js ServiceError. */
@@ -61,7 +61,8 @@ export interface H2EngineOptions extends Omit<H2ConnectionOptions, 'endpoint' | 
  * call to the first endpoint, in the order given, whose connection is ready (else the first not
  * failing), so it stays on one endpoint until that one fails. Connections in `transient-failure`,
  * or redialling after a failed dial until they are ready, get calls only when every connection is
- * failing.
+ * failing. A call whose connection fails to dial (the server cannot have seen it) moves to another
+ * endpoint that can take it, within its deadline, instead of failing.
  *
  * Its connectivity (a `ConnectivitySource`, as a grpc-js channel's) aggregates the connections as
  * gRPC's balancers do: `ready` if any is ready, else `connecting` if any is, else `idle` if any is,
@@ -83,6 +84,32 @@ export class H2Engine implements ConnectivitySource {
     );
     this.#compression = compression === 'none' ? undefined : compression;
     this.#pickFirst = loadBalancing === 'pick_first';
+    const connections = this.#connections;
+    this.#reroute =
+      connections.length < 2
+        ? undefined
+        : { limit: connections.length - 1, next: (failed) => this.#alternative(failed) };
+  }
+
+  /** A call whose connection failed to dial moves here (undefined with one endpoint). */
+  readonly #reroute: Reroute | undefined;
+
+  /**
+   * Another endpoint for a call whose dial failed: the first ready one in the configured order
+   * (pick_first) or from the round-robin position, else the first that is not failing.
+   */
+  #alternative(failed: H2Connection): H2Connection | undefined {
+    const connections = this.#connections;
+    const count = connections.length;
+    const start = this.#pickFirst ? 0 : this.#next;
+    let candidate: H2Connection | undefined;
+    for (let i = 0; i < count; i++) {
+      const connection = connections[(start + i) % count] as H2Connection;
+      if (connection === failed || connection.closed) continue;
+      if (connection.state === 'ready') return connection;
+      if (candidate === undefined && !connection.failing) candidate = connection;
+    }
+    return candidate;
   }
 
   connectivityState(connect = false): ConnectivityState {
@@ -191,6 +218,7 @@ export class H2Engine implements ConnectivitySource {
             );
           } else resolve(message);
         },
+        this.#reroute,
       );
     });
   }
@@ -226,6 +254,7 @@ export class H2Engine implements ConnectivitySource {
         status = ended;
         notify();
       },
+      this.#reroute,
     );
     let done = false;
     try {
