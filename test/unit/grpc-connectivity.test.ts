@@ -21,7 +21,7 @@ afterEach(async () => {
 async function setup(): Promise<{ server: TestServer; client: TritonClient; changes: ConnectivityChange[] }> {
   const server = await startTestServer({ stopGraceMs: 100 });
   servers.push(server);
-  // The grpc-js channel's hook; the http2 engine's is tested in http2-engine-connection.test.ts.
+  // The grpc-js channel's hook; the http2 engine's is tested in http2-engine-connectivity.test.ts.
   const client = createTritonClient({
     url: server.url,
     enableGpuIpc: false,

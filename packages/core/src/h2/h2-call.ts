@@ -1,16 +1,17 @@
 import type { GrpcStatusLike } from '../grpc-status.js';
 import { FrameError, MessageReader } from './grpc-frames.js';
 import type { H2Connection } from './h2-connection.js';
+import type { H2Session } from './h2-session.js';
 import {
   CLOSE_BUSY,
   CLOSE_END,
+  CLOSE_HEADERS_TOO_LARGE,
   CLOSE_PROTOCOL,
   CLOSE_REFUSED,
   CLOSE_RESET,
-  type H2Session,
   type SessionStream,
   type StreamHandler,
-} from './h2-session.js';
+} from './h2-stream.js';
 
 /** The status a call ended with, as grpc-js reports it (so one error mapping serves both engines). */
 export interface H2Status extends GrpcStatusLike {
@@ -351,6 +352,11 @@ class ClientCall implements StreamHandler, H2Call {
     }
     if (kind === CLOSE_BUSY) {
       this.#finish({ code: 8, details: message, metadata: {} });
+      return;
+    }
+    if (kind === CLOSE_HEADERS_TOO_LARGE) {
+      // Metadata the server refuses to take: resending cannot help (INVALID_ARGUMENT).
+      this.#finish({ code: 3, details: message, metadata: {} });
       return;
     }
     if (kind === CLOSE_REFUSED) {

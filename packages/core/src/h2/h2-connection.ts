@@ -3,7 +3,8 @@ import { type ConnectionOptions, checkServerIdentity, connect as tlsConnect } fr
 import type { ConnectivityState } from '../connectivity.js';
 import { loadPem } from '../internal/credentials.js';
 import type { Endpoint } from '../options.js';
-import { H2Session, type WritePolicy } from './h2-session.js';
+import type { WritePolicy } from './h2-frame-writer.js';
+import { H2Session } from './h2-session.js';
 
 export interface H2ConnectionOptions {
   endpoint: Endpoint;

@@ -34,6 +34,7 @@ export const FRAME_SIZE_ERROR = 0x6;
 export const REFUSED_STREAM = 0x7;
 export const CANCEL = 0x8;
 export const COMPRESSION_ERROR = 0x9;
+export const ENHANCE_YOUR_CALM = 0xb;
 
 const ERROR_NAMES = [
   'NO_ERROR',
@@ -105,4 +106,14 @@ export function frame32(type: number, streamId: number, value: number): Buffer {
   writeFrameHead(out, 0, 4, type, 0, streamId);
   out.writeUInt32BE(value >>> 0, 9);
   return out;
+}
+
+/** A GOAWAY frame: the last stream id processed, the error code and a debug text. */
+export function goawayFrame(lastStreamId: number, code: number, debug: string): Buffer {
+  const text = Buffer.from(debug, 'utf8');
+  const payload = Buffer.allocUnsafe(8 + text.byteLength);
+  payload.writeUInt32BE(lastStreamId, 0);
+  payload.writeUInt32BE(code, 4);
+  text.copy(payload, 8);
+  return frame(FRAME_GOAWAY, 0, 0, payload);
 }

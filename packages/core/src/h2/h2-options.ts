@@ -1,7 +1,7 @@
 import { ErrorCode, InfergateError } from '../errors.js';
 import type { ResolvedGrpcTransportOptions } from '../options.js';
 import type { H2EngineOptions } from './h2-engine.js';
-import type { WritePolicy } from './h2-session.js';
+import type { WritePolicy } from './h2-frame-writer.js';
 
 /** What carries inference: grpc-js, or the lean client on our own HTTP/2 layer (decision 0017). */
 export type InferenceEngine = 'grpc-js' | 'http2';

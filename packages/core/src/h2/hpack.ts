@@ -82,12 +82,15 @@ export class HpackDecoder {
   }
 
   /**
-   * Decodes one complete header block (HEADERS + CONTINUATION payloads already joined), calling onHeader for each field in order. Throws HpackError.
-   * Every block the connection receives must be decoded, in order, even for a stream already closed:
-   * the table follows the server's. After an HpackError the table is no longer the server's: the
-   * connection must end.
+   * Decodes one complete header block (HEADERS + CONTINUATION payloads already joined), calling
+   * onHeader for each field in order. Returns false if the list is over `maxHeaderListSize`: the
+   * fields past the limit are not handed over, but the block is decoded to its end, so the table
+   * still follows the server's and only the stream need fail. Throws HpackError on a malformed
+   * block. Every block the connection receives must be decoded, in order, even for a stream already
+   * closed: the table follows the server's. After an HpackError the table is no longer the server's:
+   * the connection must end.
    */
-  decode(block: Uint8Array, onHeader: (name: string, value: string) => void): void {
+  decode(block: Uint8Array, onHeader: (name: string, value: string) => void): boolean {
     const table = this.#table;
     const end = block.length;
     this.#view = Buffer.isBuffer(block)
@@ -141,12 +144,10 @@ export class HpackDecoder {
       }
       fields = true;
       listSize += name.length + value.length + 32;
-      if (listSize > this.#maxHeaderListSize) {
-        throw new HpackError(`header list is larger than ${this.#maxHeaderListSize} octets`);
-      }
-      onHeader(name, value);
+      if (listSize <= this.#maxHeaderListSize) onHeader(name, value);
     }
     this.#view = EMPTY;
+    return listSize <= this.#maxHeaderListSize;
   }
 
   /** A literal's name: indexed (N-bit prefix `mask`) or, with index 0, a string after the first octet. */
