@@ -149,6 +149,8 @@ async function openLoop(
       loop: Number.POSITIVE_INFINITY,
       exit: Number.POSITIVE_INFINITY,
       connectionLost: Number.POSITIVE_INFINITY,
+      rpcFailedOnA: Number.POSITIVE_INFINITY,
+      memberFailedOnA: Number.POSITIVE_INFINITY,
       firstFailureOnA: Number.POSITIVE_INFINITY,
       ejected: Number.POSITIVE_INFINITY,
       sendAfterLoss: Number.POSITIVE_INFINITY,
@@ -181,6 +183,22 @@ async function openLoop(
       if (event.target === 'a' && event.outcome === 'failure') first('firstFailureOnA');
       if (event.target === 'b' && event.outcome === 'success') first('firstOnB');
     });
+    // a's side of the wave: the first RPC on a's channel that fails after the kill (its HTTP/2
+    // stream closed with the connection), then the first call a's batcher fails back to the router.
+    const channelA = rig.clients[0]?.grpc as InferTransport;
+    const channelAInfer = channelA.infer.bind(channelA);
+    channelA.infer = (request, options) => {
+      const pending = channelAInfer(request, options);
+      pending.catch(() => first('rpcFailedOnA'));
+      return pending;
+    };
+    const intoA = rig.batchers[0] as InferTransport;
+    const batcherAInfer = intoA.infer.bind(intoA);
+    intoA.infer = (request, options) => {
+      const pending = batcherAInfer(request, options);
+      pending.catch(() => first('memberFailedOnA'));
+      return pending;
+    };
     const intoB = rig.batchers[1] as InferTransport;
     const batcherInfer = intoB.infer.bind(intoB);
     intoB.infer = (request, options) => {
@@ -257,7 +275,7 @@ async function openLoop(
       failoverP99s.push(during);
       lost.push(outcomes.filter((outcome) => outcome.result !== 'ok').length);
       console.log(
-        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, connection lost +${step.connectionLost}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, flushed +${step.batchFlushed} (after ${flushCpu.toFixed(1)} ms of CPU here), b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
+        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, connection lost +${step.connectionLost}, a's first RPC failed +${step.rpcFailedOnA}, its first call failed back +${step.memberFailedOnA}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, flushed +${step.batchFlushed} (after ${flushCpu.toFixed(1)} ms of CPU here), b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
       );
     } finally {
       await rig.close();
@@ -295,7 +313,11 @@ interface GapSteps {
   exit: number;
   /** a's channel leaves `ready`. */
   connectionLost: number;
-  /** The first attempt on a fails. */
+  /** The first RPC on a's channel fails (its stream closed with the connection). */
+  rpcFailedOnA: number;
+  /** a's batcher fails the first call back to the router. */
+  memberFailedOnA: number;
+  /** The first attempt on a fails (the router's 'attempt' event, after its breaker bookkeeping). */
   firstFailureOnA: number;
   /** a's breaker opens. */
   ejected: number;

@@ -144,6 +144,43 @@ describe('a dead endpoint leaves rotation at once', () => {
   });
 });
 
+describe('a failure wave moves on before the breaker has counted it', () => {
+  it("sends each failed call to the fallback before a's breaker has finished its bookkeeping", async () => {
+    // Eight calls in flight on a fail in one turn, as when its connection drops. The rolling window
+    // trips a's breaker (opossum reports it once its promise chain has run); every call must reach
+    // b before that, not after waiting for it.
+    const order: string[] = [];
+    const held: ((error: InfergateError) => void)[] = [];
+    const a: InferTransport = {
+      infer: () => new Promise<InferResponse>((_resolve, reject) => held.push(reject)),
+      stream: () => {
+        throw new InfergateError(ErrorCode.Unimplemented, 'no streams here');
+      },
+    };
+    const b = fakeTarget(() => {
+      order.push('b');
+      return ok('b');
+    });
+    const routed = router({
+      targets: [
+        { name: 'a', transport: a },
+        { name: 'b', transport: b },
+      ],
+      // INTERNAL is a failure but not a gateway failure: only opossum's window can trip a.
+      breaker: { volumeThreshold: 1, errorThresholdPercentage: 1, consecutiveGatewayFailures: 0 },
+    });
+    routed.breaker('a').on('state-change', ({ to }) => order.push(`a:${to.kind}`));
+    const calls = Array.from({ length: 8 }, () => routed.infer(request));
+    await vi.waitFor(() => expect(held).toHaveLength(8), { timeout: 5_000 });
+    for (const reject of held.splice(0)) reject(new InfergateError(ErrorCode.Internal, 'stream reset'));
+    const answers = await Promise.all(calls);
+    expect(answers.map((answer) => answer.id)).toEqual(Array(8).fill('b'));
+    expect(b.calls).toBe(8);
+    await vi.waitFor(() => expect(order).toContain('a:open'), { timeout: 5_000 });
+    expect(order.slice(0, 8)).toEqual(Array(8).fill('b'));
+  });
+});
+
 describe('a lost connection moves new calls before its redial answers', () => {
   function lostSetup(bConfig: { admission?: { maxInFlight: number } } = {}) {
     const channel = fakeChannel();

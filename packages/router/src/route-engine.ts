@@ -334,7 +334,9 @@ export class RouteEngine<T extends RouteTarget> {
         call.signal?.aborted !== true &&
         attemptTimeoutMs !== undefined &&
         performance.now() - handle.started >= attemptTimeoutMs;
-      await this.finish(handle, slow ? 'failure' : failure.errorClass, failure.error);
+      const outcome = slow ? 'failure' : failure.errorClass;
+      if (outcome === 'failure' && !permit.probe) this.#failed(handle, failure.error);
+      else await this.finish(handle, outcome, failure.error);
       return { ok: false, ...failure };
     }
   }
@@ -376,15 +378,42 @@ export class RouteEngine<T extends RouteTarget> {
       if (after !== before) this.#telemetry.transition(target.name, before, after, span);
     }
     this.#telemetry.attemptEnded(target.name, outcome, span, error);
-    if (this.#events.listens('attempt')) {
-      this.#events.emit('attempt', {
-        target: target.name,
-        attempt: handle.attempt,
-        outcome,
-        durationMs: performance.now() - handle.started,
-        ...(error !== undefined ? { error } : {}),
-      });
-    }
+    this.#emitAttempt(handle, outcome, error);
+  }
+
+  /**
+   * `finish` for a failed attempt under a closed breaker, without holding the call's fallback. The
+   * breaker counts the failure now (and ejects the target, when it was the last gateway failure
+   * allowed in a row) and the 'attempt' event goes out now, so the call moves on in the same turn;
+   * only the span waits for opossum's rolling window (a trip it causes is recorded on the span
+   * before it ends). When a connection drops, every call in flight on it fails in one turn: waiting
+   * for that bookkeeping held the first of them back from the next target by several turns of the
+   * microtask queue, each as long as the whole wave.
+   */
+  #failed(handle: AttemptHandle<T>, error: InfergateError): void {
+    const { target, permit, span } = handle;
+    handle.stopTimer(false);
+    handle.load.end();
+    handle.scope.dispose();
+    const before = target.breaker.state;
+    const accounted = permit.failure(isGatewayFailure(error) ? 'gateway' : 'other');
+    this.#emitAttempt(handle, 'failure', error);
+    void accounted.then(() => {
+      const after = target.breaker.state;
+      if (after !== before) this.#telemetry.transition(target.name, before, after, span);
+      this.#telemetry.attemptEnded(target.name, 'failure', span, error);
+    });
+  }
+
+  #emitAttempt(handle: AttemptHandle<T>, outcome: AttemptOutcome, error?: InfergateError): void {
+    if (!this.#events.listens('attempt')) return;
+    this.#events.emit('attempt', {
+      target: handle.target.name,
+      attempt: handle.attempt,
+      outcome,
+      durationMs: performance.now() - handle.started,
+      ...(error !== undefined ? { error } : {}),
+    });
   }
 
   /** The breaker of a target; NOT_FOUND for a name the router does not have. */
