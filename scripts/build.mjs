@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// Builds every publishable package (tsup: ESM + CJS + .d.ts), in dependency order: a package starts
-// once the packages it depends on are built, up to two at a time (a build is one process for the
-// JavaScript and a worker thread for the declarations; a 2-core machine runs two). Each build's
-// output is printed whole when it ends.
+// Builds every publishable package (tsup: ESM + CJS + .d.ts), two at a time unless --jobs says
+// otherwise (npm test builds one at a time: its unit lane has the other core), the largest first. No build reads another package's dist/: a package's imports of the others are its
+// dependencies or peers, which tsup leaves external, and its declarations are generated against
+// their sources (tsconfig.json's "@infergate/source" condition). Each build's output is printed
+// whole when it ends.
 //   node scripts/build.mjs [--jobs N]
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -15,35 +16,25 @@ const argv = process.argv.slice(2);
 const jobsIndex = argv.indexOf('--jobs');
 const jobs = jobsIndex === -1 ? 2 : Math.max(1, Number.parseInt(argv[jobsIndex + 1] ?? '', 10) || 1);
 
-const packages = readdirSync(packagesDir)
-  .sort()
-  .map((name) => {
-    const manifest = JSON.parse(readFileSync(join(packagesDir, name, 'package.json'), 'utf8'));
-    const deps = { ...manifest.dependencies, ...manifest.peerDependencies, ...manifest.devDependencies };
-    return { dir: join(packagesDir, name), name: manifest.name, deps: Object.keys(deps) };
-  });
-const names = new Set(packages.map((pkg) => pkg.name));
-for (const pkg of packages) pkg.internal = pkg.deps.filter((dep) => names.has(dep) && dep !== pkg.name);
-
-// A cycle would leave packages that never become ready: refuse it before building anything.
-{
-  const placed = new Set();
-  let progress = true;
-  while (progress) {
-    progress = false;
-    for (const pkg of packages) {
-      if (!placed.has(pkg.name) && pkg.internal.every((dep) => placed.has(dep))) {
-        placed.add(pkg.name);
-        progress = true;
-      }
-    }
+/** Bytes of the TypeScript under `dir`, tests left out: how much a build has to compile. */
+function sourceBytes(dir) {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += sourceBytes(path);
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts')) total += statSync(path).size;
   }
-  const stuck = packages.filter((pkg) => !placed.has(pkg.name)).map((pkg) => pkg.name);
-  if (stuck.length > 0) {
-    console.error(`dependency cycle among ${stuck.join(', ')}`);
-    process.exit(1);
-  }
+  return total;
 }
+
+// The largest first, so that the last builds to start are short ones.
+const packages = readdirSync(packagesDir)
+  .map((folder) => {
+    const dir = join(packagesDir, folder);
+    const { name } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    return { dir, name, size: sourceBytes(join(dir, 'src')) };
+  })
+  .sort((a, b) => b.size - a.size || a.name.localeCompare(b.name));
 
 // Every tarball ships the licence: a package without the root LICENSE (a new one) gets a copy.
 const license = readFileSync(join(root, 'LICENSE'), 'utf8');
@@ -84,36 +75,15 @@ function build(pkg) {
   });
 }
 
-const done = new Set();
-const failed = new Set();
-const waiting = [...packages];
-const running = new Set();
-await new Promise((resolveAll) => {
-  const next = () => {
-    // A package whose dependency failed is not built (its declarations need the dependency's).
-    for (const pkg of [...waiting]) {
-      if (pkg.internal.some((dep) => failed.has(dep))) {
-        waiting.splice(waiting.indexOf(pkg), 1);
-        failed.add(pkg.name);
-        console.error(`not building ${pkg.name}: a package it depends on failed`);
-      }
-    }
-    while (running.size < jobs) {
-      const pkg = waiting.find((candidate) => candidate.internal.every((dep) => done.has(dep)));
-      if (pkg === undefined) break;
-      waiting.splice(waiting.indexOf(pkg), 1);
-      running.add(pkg.name);
-      build(pkg).then((status) => {
-        running.delete(pkg.name);
-        (status === 0 ? done : failed).add(pkg.name);
-        next();
-      });
-    }
-    if (running.size === 0) resolveAll();
-  };
-  next();
-});
-if (failed.size > 0) {
-  console.error(`build failed: ${[...failed].join(', ')}`);
+const failed = [];
+const queue = [...packages];
+async function worker() {
+  for (let pkg = queue.shift(); pkg !== undefined; pkg = queue.shift()) {
+    if ((await build(pkg)) !== 0) failed.push(pkg.name);
+  }
+}
+await Promise.all(Array.from({ length: Math.min(jobs, packages.length) }, worker));
+if (failed.length > 0) {
+  console.error(`build failed: ${failed.join(', ')}`);
   process.exit(1);
 }
