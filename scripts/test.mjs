@@ -305,7 +305,7 @@ async function runLane(lane) {
     next = steps.shift() ?? shared.shift()
   ) {
     const [name, step] = next;
-    const log = join(tmp, `step-${name.replace('/', '-of-')}.log`);
+    const log = join(tmp, `step-${name.replace(' ', '-').replace('/', '-of-')}.log`);
     const out = sideBySide ? openSync(log, 'w') : 'inherit';
     if (sideBySide) console.log(`━━ ${name} started (output when it ends)`);
     else console.log(`\n━━ ${name} ━━`);
