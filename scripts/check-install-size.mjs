@@ -6,12 +6,14 @@
 //     (gpt-tokenizer is an optional peer, so cost is light by default);
 // and that the installed packages work: ESM and CJS entries, @infergate/core/proto, token
 // estimates without the tokenizer. Needs built packages (scripts/build.mjs) and the npm registry.
-//   node scripts/check-install-size.mjs [--keep]
+//   node scripts/check-install-size.mjs [--keep] [--tarballs DIR]
+// --tarballs DIR: the tarballs scripts/check-packages.mjs --pack-dir DIR packed (npm test's packages
+// step), when it packed them all; otherwise this script packs them itself.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
+import { packedBefore, packPackages } from './pack-packages.mjs';
 
 const MB = 1_000_000;
 const MAX_OWN_BYTES = 1.5 * MB;
@@ -27,10 +29,11 @@ const MAX_OWN_BYTES = 1.5 * MB;
 const OWN_LIMITS = { '@infergate/core': 1.85 * MB };
 const MAX_COST_OVER_CORE_BYTES = 3 * MB;
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const packagesDir = join(root, 'packages');
 const work = mkdtempSync(join(tmpdir(), 'infergate-install-size-'));
 const keep = process.argv.includes('--keep');
+const tarballsIndex = process.argv.indexOf('--tarballs');
+const packedDir =
+  tarballsIndex === -1 ? undefined : resolve(process.argv[tarballsIndex + 1] ?? '.tmp/packed');
 const failures = [];
 
 function run(command, args, cwd) {
@@ -39,14 +42,6 @@ function run(command, args, cwd) {
     throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${result.stdout}${result.stderr}`);
   }
   return result.stdout;
-}
-
-function pnpm() {
-  const pinned = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager;
-  const probe = spawnSync('pnpm', ['--version'], { encoding: 'utf8' });
-  return probe.status === 0 && probe.stdout.trim() === pinned.split('@')[1]
-    ? ['pnpm', []]
-    : ['npx', ['--yes', pinned]];
 }
 
 /** Bytes of every file under `dir` (links not followed). */
@@ -75,32 +70,27 @@ function install(name, tarballs) {
 }
 
 try {
-  const tarballDir = join(work, 'tarballs');
-  mkdirSync(tarballDir);
-  const [pnpmCommand, pnpmPrefix] = pnpm();
+  const reused = packedDir === undefined ? undefined : packedBefore(packedDir);
+  if (packedDir !== undefined && reused === undefined)
+    console.log(`no complete set of tarballs in ${packedDir}: packing them`);
+  const packed = reused ?? packPackages(join(work, 'tarballs'));
   const tarballs = new Map();
-  for (const name of readdirSync(packagesDir)) {
-    const dir = join(packagesDir, name);
-    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-    if (manifest.private) continue;
+  for (const { folder, dir, name, private: isPrivate, tarball } of packed) {
+    if (isPrivate) continue;
     try {
       statSync(join(dir, 'dist'));
     } catch {
-      throw new Error(`${manifest.name} is not built: run node scripts/build.mjs first`);
+      throw new Error(`${name} is not built: run node scripts/build.mjs first`);
     }
-    const before = new Set(readdirSync(tarballDir));
-    run(pnpmCommand, [...pnpmPrefix, 'pack', '--pack-destination', tarballDir], dir);
-    const file = readdirSync(tarballDir).find((candidate) => !before.has(candidate));
-    if (file === undefined) throw new Error(`pnpm pack wrote no tarball for ${manifest.name}`);
-    const unpacked = join(work, 'unpacked', name);
+    const unpacked = join(work, 'unpacked', folder);
     mkdirSync(unpacked, { recursive: true });
-    run('tar', ['-xzf', join(tarballDir, file), '-C', unpacked], root);
+    run('tar', ['-xzf', tarball, '-C', unpacked], work);
     const own = sizeOf(unpacked);
-    tarballs.set(manifest.name, join(tarballDir, file));
-    const limit = OWN_LIMITS[manifest.name] ?? MAX_OWN_BYTES;
+    tarballs.set(name, tarball);
+    const limit = OWN_LIMITS[name] ?? MAX_OWN_BYTES;
     const verdict = own <= limit ? '✓' : '✗';
-    console.log(`${verdict} ${manifest.name}: ${mb(own)} unpacked (limit ${mb(limit)})`);
-    if (own > limit) failures.push(`${manifest.name} unpacks to ${mb(own)} (limit ${mb(limit)})`);
+    console.log(`${verdict} ${name}: ${mb(own)} unpacked (limit ${mb(limit)})`);
+    if (own > limit) failures.push(`${name} unpacks to ${mb(own)} (limit ${mb(limit)})`);
   }
 
   const core = ['@infergate/core', tarballs.get('@infergate/core')];

