@@ -2,12 +2,10 @@
 // bounded. The server's MAX_HEADER_LIST_SIZE holds our metadata back before anything is sent; the
 // header blocks we take are bounded in decoded size, in bytes and in frames; a server that never
 // sends SETTINGS, or never closes a connection we ended, is not waited for.
-import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
+import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { ErrorCode } from '@infergate/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { H2Session } from '../../packages/core/src/h2/h2-session.js';
-import type { H2SessionEvents } from '../../packages/core/src/h2/h2-session-options.js';
 import { CLOSE_LOST, type StreamHandler } from '../../packages/core/src/h2/h2-stream.js';
 import {
   answerOf,
@@ -25,6 +23,7 @@ import {
   RawPeer,
   RST_STREAM,
   rawServer,
+  recordingSession,
   SETTINGS,
   SETTINGS_MAX_HEADER_LIST_SIZE,
   small,
@@ -48,31 +47,6 @@ async function tcpServer(onSocket: (socket: Socket) => void, allowHalfOpen = fal
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
   return (server.address() as AddressInfo).port;
-}
-
-/** A session on `port` (or over `socket`) with events that record what happens to it. */
-function session(port: number, settingsTimeoutMs?: number, socket?: Socket) {
-  const seen = { ready: false, draining: false, closed: false, error: undefined as Error | undefined };
-  const events: H2SessionEvents = {
-    onReady: () => {
-      seen.ready = true;
-    },
-    onDraining: () => {
-      seen.draining = true;
-    },
-    onClose: (error) => {
-      seen.closed = true;
-      seen.error = error;
-    },
-  };
-  const made = new H2Session(socket ?? connect({ host: '127.0.0.1', port }), {
-    authority: `127.0.0.1:${port}`,
-    scheme: 'http',
-    events,
-    settingsTimeoutMs,
-  });
-  cleanups.push(() => made.destroy());
-  return { session: made, seen };
 }
 
 describe('the http2 engine against a raw HTTP/2 peer: bounds', () => {
@@ -187,7 +161,7 @@ describe('the http2 engine against a raw HTTP/2 peer: bounds', () => {
 
   it('fails the dial, and every stream on it, when the server sends no SETTINGS within the timeout', async () => {
     const port = await tcpServer(() => {});
-    const { session: made, seen } = session(port, 100);
+    const { session: made, seen } = recordingSession(port, 100);
     const closes: [number, string][] = [];
     const handler: StreamHandler = {
       onHeaders() {},
@@ -211,7 +185,7 @@ describe('the http2 engine against a raw HTTP/2 peer: bounds', () => {
       peer = new RawPeer(socket, 4096);
       peer.settings([]);
     }, true);
-    const { seen } = session(port);
+    const { seen } = recordingSession(port);
     await expect.poll(() => seen.ready, { timeout: 10_000 }).toBe(true);
     (peer as RawPeer).send(GOAWAY, 0, 0, Buffer.concat([u32(0), u32(0)]));
     await expect.poll(() => seen.draining, { timeout: 10_000 }).toBe(true);
@@ -223,7 +197,7 @@ describe('the http2 engine against a raw HTTP/2 peer: bounds', () => {
   it('ends the connection when the server sends PINGs but never reads the answers', async () => {
     // An in-memory socket whose writes never reach the server: every answer stays unflushed.
     const socket = new Duplex({ read() {}, write() {} });
-    const { seen } = session(0, undefined, socket as unknown as Socket);
+    const { seen } = recordingSession(0, undefined, socket as unknown as Socket);
     socket.push(encodeFrame(SETTINGS, 0, 0));
     await expect.poll(() => seen.ready, { timeout: 10_000 }).toBe(true);
     socket.push(Buffer.concat(Array.from({ length: 1001 }, () => encodeFrame(PING, 0, 0, Buffer.alloc(8)))));

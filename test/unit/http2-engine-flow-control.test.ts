@@ -1,11 +1,8 @@
 // The http2 engine's HTTP/2 layer against a raw peer: flow control both ways (a 1 MiB request within a
 // tiny window and the smallest frame size; receive credit held back while a call is paused).
-import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { H2Session } from '../../packages/core/src/h2/h2-session.js';
 import {
   answerOf,
-  cleanups,
   closeAll,
   DATA,
   END_HEADERS,
@@ -13,6 +10,7 @@ import {
   HEADERS,
   type RawPeer,
   rawServer,
+  recordingSession,
   SETTINGS_INITIAL_WINDOW_SIZE,
   SETTINGS_MAX_FRAME_SIZE,
   small,
@@ -74,21 +72,8 @@ describe('the http2 engine against a raw HTTP/2 peer: flow control', () => {
       };
     });
     let received = 0;
-    let ready = false;
-    const socket = connect({ host: '127.0.0.1', port: server.port });
-    const session = new H2Session(socket, {
-      authority: server.url,
-      scheme: 'http',
-      events: {
-        onReady: () => {
-          ready = true;
-        },
-        onDraining: () => {},
-        onClose: () => {},
-      },
-    });
-    cleanups.push(() => session.destroy());
-    await expect.poll(() => ready).toBe(true);
+    const { session, seen } = recordingSession(server.port);
+    await expect.poll(() => seen.ready).toBe(true);
     const stream = session.request(
       {
         onHeaders() {

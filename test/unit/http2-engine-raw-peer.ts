@@ -1,11 +1,13 @@
 // A raw HTTP/2 peer for the http2 engine's tests: a TCP server whose connections are `RawPeer`s that
 // read the client's frames (HPACK-decoding its header blocks, counting flow-control credit) and
 // write frames by hand, so a test can send what node:http2 never would.
-import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { createGrpcTransport, type GrpcTransport, InfergateError } from '@infergate/core';
 import { ModelInferResponseSchema } from '@infergate/core/proto';
 import { expect } from 'vitest';
+import { H2Session } from '../../packages/core/src/h2/h2-session.js';
+import type { H2SessionEvents } from '../../packages/core/src/h2/h2-session-options.js';
 import { HpackDecoder, HpackEncoder } from '../../packages/core/src/h2/hpack.js';
 
 export const DATA = 0x0;
@@ -219,6 +221,43 @@ export const cleanups: (() => Promise<void> | void)[] = [];
 
 export async function closeAll(): Promise<void> {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+}
+
+/**
+ * An H2Session on `port` (or over `socket`), closed after the test, with events that record what
+ * happens to it (`seen`).
+ */
+export function recordingSession(
+  port: number,
+  settingsTimeoutMs?: number,
+  socket?: Socket,
+  maxWaiting?: number,
+): {
+  session: H2Session;
+  seen: { ready: boolean; draining: boolean; closed: boolean; error: Error | undefined };
+} {
+  const seen = { ready: false, draining: false, closed: false, error: undefined as Error | undefined };
+  const events: H2SessionEvents = {
+    onReady: () => {
+      seen.ready = true;
+    },
+    onDraining: () => {
+      seen.draining = true;
+    },
+    onClose: (error) => {
+      seen.closed = true;
+      seen.error = error;
+    },
+  };
+  const made = new H2Session(socket ?? connect({ host: '127.0.0.1', port }), {
+    authority: `127.0.0.1:${port}`,
+    scheme: 'http',
+    events,
+    settingsTimeoutMs,
+    maxWaiting,
+  });
+  cleanups.push(() => made.destroy());
+  return { session: made, seen };
 }
 
 export interface RawServer {

@@ -1,10 +1,8 @@
 // The http2 engine's HTTP/2 layer against a raw peer: MAX_CONCURRENT_STREAMS and the bounded queue of
 // calls waiting for it, and stream ids running out.
-import { connect } from 'node:net';
 import { ErrorCode } from '@infergate/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { H2Engine } from '../../packages/core/src/h2/h2-engine.js';
-import { H2Session } from '../../packages/core/src/h2/h2-session.js';
 import { CLOSE_BUSY, type StreamHandler } from '../../packages/core/src/h2/h2-stream.js';
 import {
   answerOf,
@@ -15,6 +13,7 @@ import {
   grpcFrame,
   type RawPeer,
   rawServer,
+  recordingSession,
   SETTINGS_MAX_CONCURRENT_STREAMS,
   small,
   transport,
@@ -74,22 +73,8 @@ describe('the http2 engine against a raw HTTP/2 peer: stream limits', () => {
         closes.push(kind);
       },
     };
-    let ready = false;
-    const socket = connect({ host: '127.0.0.1', port: server.port });
-    const session = new H2Session(socket, {
-      authority: server.url,
-      scheme: 'http',
-      maxWaiting: 1,
-      events: {
-        onReady: () => {
-          ready = true;
-        },
-        onDraining: () => {},
-        onClose: () => {},
-      },
-    });
-    cleanups.push(() => session.destroy());
-    await expect.poll(() => ready).toBe(true);
+    const { session, seen } = recordingSession(server.port, undefined, undefined, 1);
+    await expect.poll(() => seen.ready).toBe(true);
     const body = [grpcFrame(new Uint8Array([1]))];
     session.request(handler, '/x/Y', undefined, undefined, body);
     session.request(handler, '/x/Y', undefined, undefined, body);
