@@ -107,7 +107,17 @@ async function trial(): Promise<Trial> {
   dead = true;
   lostAt = performance.now();
   for (const call of inFlightOnA.splice(0)) call.reject(unavailable());
-  const result = await measured;
+  // Bounded: a trial in which no call reaches b (a lost call) fails the run instead of hanging it.
+  let bound: NodeJS.Timeout | undefined;
+  const result = await Promise.race([
+    measured,
+    new Promise<never>((_resolve, reject) => {
+      bound = setTimeout(
+        () => reject(new Error(`no call of ${calls} reached b within 10 s of a's connection loss`)),
+        10_000,
+      );
+    }),
+  ]).finally(() => clearTimeout(bound));
   const toB = firstToB - lostAt;
   await router.close();
   for (const call of heldOnB.splice(0)) call.reject(unavailable());
