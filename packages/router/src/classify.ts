@@ -9,8 +9,15 @@ import { ErrorCode, InfergateError } from '@infergate/core';
  * - `reject`: the request itself is wrong — returned at once, no retry, no fallback, no trip.
  * - `cancelled`: the caller aborted (or its own deadline passed) — returned at once.
  * - `context-length`: falls back only to targets with a larger `contextWindow`.
+ * - `too-late`: the target refused the call before sending it because the call's deadline is closer
+ *   than the target takes (a micro-batcher's `details.reason: 'deadline-too-close'`) — falls back to
+ *   another target within the deadline; the target is not tried again for this call, never blamed,
+ *   never cooled, and no retry pass follows it.
  */
-export type ErrorClass = 'failure' | 'backpressure' | 'reject' | 'cancelled' | 'context-length';
+export type ErrorClass = 'failure' | 'backpressure' | 'reject' | 'cancelled' | 'context-length' | 'too-late';
+
+/** `details.reason` of an error a target raised before sending because the deadline was too close. */
+export const DEADLINE_TOO_CLOSE = 'deadline-too-close';
 
 const rejectCodes: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   ErrorCode.InvalidArgument,
@@ -43,6 +50,8 @@ export function toInfergateError(error: unknown): InfergateError {
 export function classifyError(error: InfergateError, callerAborted = false): ErrorClass {
   if (callerAborted) return 'cancelled';
   if (error.code === ErrorCode.ContextLengthExceeded) return 'context-length';
+  if (error.code === ErrorCode.DeadlineExceeded && error.details?.reason === DEADLINE_TOO_CLOSE)
+    return 'too-late';
   // A nested router's BREAKER_OPEN means "nothing there right now": skip it without blaming it.
   if (error.backpressure || error.code === ErrorCode.BreakerOpen) return 'backpressure';
   const status = error.httpStatus;

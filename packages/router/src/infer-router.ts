@@ -95,8 +95,9 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
     } catch (thrown) {
       const error = thrown as InfergateError;
       const errorClass = options.signal?.aborted ? 'cancelled' : classifyError(error);
-      // Busy or a bad request: the sequence still lives on its target; the caller may send again.
-      if (errorClass === 'backpressure' || errorClass === 'reject') throw error;
+      // Busy, a bad request, or refused before sending (deadline too close): the sequence still
+      // lives on its target; the caller may send again.
+      if (errorClass === 'backpressure' || errorClass === 'reject' || errorClass === 'too-late') throw error;
       this.#pins.release(sequence.key);
       throw new InfergateError(
         ErrorCode.Aborted,

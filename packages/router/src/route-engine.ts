@@ -225,7 +225,9 @@ export class RouteEngine<T extends RouteTarget> {
         lastClass = result.errorClass;
         lastTarget = target.name;
         if (lastClass === 'cancelled' || lastClass === 'reject' || pinned !== undefined) throw lastError;
-        if (lastClass === 'failure') {
+        if (lastClass === 'failure' || lastClass === 'too-late') {
+          // Not tried again for this call while another candidate can take it (a too-late target
+          // would only refuse again, sooner still).
           failed ??= new Set();
           failed.add(target);
         }
@@ -280,7 +282,9 @@ export class RouteEngine<T extends RouteTarget> {
       }
       if (lastError === undefined) throw unavailableError(candidates);
       // Every candidate failed this call (or is open): a retry pass, with backoff, under the budget.
-      if (policy.retries === false || retries >= retry.maxRetries) throw lastError;
+      // Not after a target that found the deadline too close: the time left only shrinks.
+      if (policy.retries === false || retries >= retry.maxRetries || lastClass === 'too-late')
+        throw lastError;
       const delay = retryPassDelay(
         retries,
         retry.baseDelayMs,

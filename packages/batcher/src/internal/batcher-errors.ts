@@ -54,6 +54,7 @@ export const batcherErrors = {
     new InfergateError(
       ErrorCode.DeadlineExceeded,
       `the call's deadline is ${Math.max(0, leftMs).toFixed(1)} ms away, less than a batch takes (~${expectedMs.toFixed(1)} ms)`,
-      { model },
+      // Refused before anything was sent: a router reads the reason and does not blame the target.
+      { model, details: { reason: 'deadline-too-close', leftMs: Math.max(0, leftMs), expectedMs } },
     ),
 };
