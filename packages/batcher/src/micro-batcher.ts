@@ -336,7 +336,14 @@ export class MicroBatcher implements InferTransport {
       this.#unqueue(call);
       if (call.deadline !== undefined && call.deadline - at < expected) {
         const { model } = call.request;
-        call.fail(this.#rejected(batcherErrors.deadlineTooClose(model, call.deadline - at, expected), model));
+        const left = call.deadline - at;
+        // Already passed (its timer not run yet): the wait in this queue took it, as any deadline
+        // that passes; only a call that still had time left was refused for being too close.
+        const error =
+          left <= 0
+            ? batcherErrors.deadlinePassed(model, call.options.timeoutMs ?? 0)
+            : batcherErrors.deadlineTooClose(model, left, expected);
+        call.fail(this.#rejected(error, model));
       } else calls.push(call);
     }
     if (bucket.timer !== undefined) {

@@ -54,6 +54,12 @@ export interface BreakerPermit {
   failure(kind?: FailureKind): Promise<void>;
   /** Neither: backpressure, a rejected request, a caller's cancel. */
   neutral(): Promise<void>;
+  /**
+   * Not counted at all (the target refused the call before sending it): nothing reaches the
+   * rolling window and the run of gateway failures is left as it was. A probe's slot is freed
+   * without deciding the half-open period.
+   */
+  release(): Promise<void>;
 }
 
 const NEVER_MS = 2 ** 31 - 1;
@@ -268,6 +274,10 @@ export class Breaker {
       failure: (kind) => report(true, kind),
       // opossum has no "neutral": it counts as a success there, which only dilutes the error rate.
       neutral: () => report(false),
+      release: () => {
+        reported = true;
+        return done;
+      },
     };
   }
 
@@ -294,6 +304,7 @@ export class Breaker {
       success: () => report('success'),
       failure: () => report('failure'),
       neutral: () => report('neutral'),
+      release: () => report('neutral'),
     };
   }
 

@@ -374,6 +374,7 @@ export class RouteEngine<T extends RouteTarget> {
       if (permit.probe) await accounted;
     } else if (outcome === 'failure')
       await permit.failure(error !== undefined && isGatewayFailure(error) ? 'gateway' : 'other');
+    else if (outcome === 'too-late') await permit.release();
     else await permit.neutral();
     if (outcome === 'backpressure')
       target.cooling.backpressure(Date.now(), error?.retryAfterMs, this.#options);
