@@ -53,8 +53,9 @@ export const batcherErrors = {
   deadlineTooClose: (model: string, leftMs: number, expectedMs: number) =>
     new InfergateError(
       ErrorCode.DeadlineExceeded,
-      `the call's deadline is ${Math.max(0, leftMs).toFixed(1)} ms away, less than a batch takes (~${expectedMs.toFixed(1)} ms)`,
-      // Refused before anything was sent: a router reads the reason and does not blame the target.
-      { model, details: { reason: 'deadline-too-close', leftMs: Math.max(0, leftMs), expectedMs } },
+      `the call's deadline is ${leftMs.toFixed(1)} ms away, less than a batch takes (~${expectedMs.toFixed(1)} ms)`,
+      // Refused before anything was sent (with time left): a router reads the reason and does not
+      // blame the target.
+      { model, details: { reason: 'deadline-too-close', leftMs, expectedMs } },
     ),
 };

@@ -255,6 +255,11 @@ class ClientCall implements StreamHandler, H2Call {
     if (this.#retried || this.#sawHeaders || this.#local !== undefined) return false;
     this.#retried = true;
     this.#stream = undefined;
+    return this.#resend();
+  }
+
+  /** Sends the call again with what is left of its deadline; false if nothing is left. */
+  #resend(): boolean {
     const left = this.#deadlineAt === undefined ? undefined : this.#deadlineAt - performance.now();
     if (left !== undefined && left <= 0) return false;
     this.#send(left === undefined ? undefined : grpcTimeout(left));
@@ -273,16 +278,13 @@ class ClientCall implements StreamHandler, H2Call {
     if (this.#rerouted >= reroute.limit) return false;
     const next = reroute.next(this.#connection);
     if (next === undefined) return false;
-    const left = this.#deadlineAt === undefined ? undefined : this.#deadlineAt - performance.now();
-    if (left !== undefined && left <= 0) return false;
     this.#rerouted++;
     this.#stream = undefined;
     this.#session = undefined;
     this.#connection.leave();
     next.enter();
     this.#connection = next;
-    this.#send(left === undefined ? undefined : grpcTimeout(left));
-    return true;
+    return this.#resend();
   }
 
   /** The signal's abort. */
