@@ -19,8 +19,8 @@ const request = (value: number) =>
 
 describe('a batcher that finds the deadline too close, under a router', () => {
   it('falls back to the other target without counting a failure against the batcher’s target', async () => {
-    // a's model takes 800 ms a batch; b's 2 ms.
-    const slow = await startTestServer({ simulatedGpu: { baseMs: 800 } });
+    // a's model takes 1.5 s a batch; b's 2 ms.
+    const slow = await startTestServer({ simulatedGpu: { baseMs: 1500 } });
     const fast = await startTestServer();
     cleanups.push(
       () => slow.stop(),
@@ -48,9 +48,9 @@ describe('a batcher that finds the deadline too close, under a router', () => {
     cleanups.push(() => router.close());
     const outcomes: string[] = [];
     router.on('attempt', (event) => outcomes.push(`${event.target}:${event.outcome}`));
-    // 40 calls with 500 ms left each: less than a's batches take, plenty for b.
+    // 40 calls with 1.2 s left each: less than a's batches take, plenty for b even on a busy machine.
     const answers = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => router.infer(request(i), { timeoutMs: 500 })),
+      Array.from({ length: 40 }, (_, i) => router.infer(request(i), { timeoutMs: 1200 })),
     );
     expect(answers).toHaveLength(40);
     expect(outcomes.filter((outcome) => outcome === 'a:too-late')).toHaveLength(40);
