@@ -1,6 +1,6 @@
-import { status } from '@grpc/grpc-js';
 import type { HandlerTable } from './handler-table.js';
 import type { StatDuration, VersionStats } from './inference-stats.js';
+import { status } from './internal/grpc-status.js';
 import type { ModelRepositoryParameter } from './internal/proto.js';
 import type { LoadRecord } from './model-registry.js';
 import { invalidArgument, notFound, RpcError } from './rpc-error.js';

@@ -1,5 +1,5 @@
-import { status } from '@grpc/grpc-js';
 import { decodeTensorData, type EncodedTensor, encodeTensor } from '@infergate/core';
+import { status } from './internal/grpc-status.js';
 import { RpcError } from './rpc-error.js';
 
 /**

@@ -1,117 +1,96 @@
-import { create, type DescMethod, fromBinary, toBinary } from '@bufbuild/protobuf';
-import * as grpc from '@grpc/grpc-js';
+import { fromBinary, toBinary } from '@bufbuild/protobuf';
+import type * as grpc from '@grpc/grpc-js';
 import { metadataToRecord } from './call-recorder.js';
-import type { HandlerTable, RpcContext, UnaryMethodKey } from './handler-table.js';
-import { serializeInferResponse } from './infer-response.js';
-import { GRPCInferenceService, type ModelInferResponse } from './internal/proto.js';
-import { checkAccess } from './restriction.js';
-import { RpcError, toRpcError } from './rpc-error.js';
+import type { HandlerTable } from './handler-table.js';
+import {
+  type ModelInferRequest,
+  ModelInferRequestSchema,
+  type ModelStreamInferResponse,
+  ModelStreamInferResponseSchema,
+} from './internal/proto.js';
+import type { RpcError } from './rpc-error.js';
+import { STREAM_INFER_PATH, startUnary, type UnaryRoute, unaryRoutes } from './rpc-routes.js';
 import type { ServerState } from './server-state.js';
-import { handleModelStreamInfer, streamInferDefinition } from './stream-handler.js';
-
-type AnyHandler = (request: unknown, context: RpcContext) => unknown;
+import { handleModelStreamInfer } from './stream-handler.js';
 
 export interface GrpcService {
   definition: grpc.ServiceDefinition;
   implementation: grpc.UntypedServiceImplementation;
 }
 
-/** RPCs whose request field `name` names a model (the rest name a region, or nothing). */
-const modelNamedBy: Partial<Record<UnaryMethodKey, 'name' | 'modelName'>> = {
-  modelReady: 'name',
-  modelMetadata: 'name',
-  modelConfig: 'name',
-  modelStatistics: 'name',
-  modelInfer: 'modelName',
+type StreamCall = grpc.ServerDuplexStream<ModelInferRequest, ModelStreamInferResponse>;
+
+const streamInferDefinition: grpc.MethodDefinition<ModelInferRequest, ModelStreamInferResponse> = {
+  path: STREAM_INFER_PATH,
+  requestStream: true,
+  responseStream: true,
+  requestSerialize: (value) => Buffer.from(toBinary(ModelInferRequestSchema, value)),
+  requestDeserialize: (bytes) => fromBinary(ModelInferRequestSchema, bytes),
+  responseSerialize: (value) => Buffer.from(toBinary(ModelStreamInferResponseSchema, value)),
+  responseDeserialize: (bytes) => fromBinary(ModelStreamInferResponseSchema, bytes),
 };
 
-function modelOf(key: UnaryMethodKey, request: unknown): string | undefined {
-  const field = modelNamedBy[key];
-  if (field === undefined) return undefined;
-  const value = (request as Record<string, unknown>)[field];
-  return typeof value === 'string' && value !== '' ? value : undefined;
+/** ModelStreamInfer over a grpc-js duplex call. */
+function serveStream(state: ServerState, call: StreamCall): void {
+  const events = handleModelStreamInfer(state, {
+    metadata: metadataToRecord(call.metadata),
+    write: (message) => call.write(message),
+    end: () => call.end(),
+    fail: (code, details) => call.emit('error', { code, details }),
+  });
+  call.on('cancelled', () => events.cancel());
+  call.on('error', () => events.cancel());
+  call.on('data', (message: ModelInferRequest) => events.message(message));
+  call.on('end', () => events.halfClose());
 }
 
-function serializerFor(key: UnaryMethodKey, method: DescMethod): (value: unknown) => Buffer {
-  // Inference responses append their tensor bytes by hand (one copy); everything else is small.
-  if (key === 'modelInfer') return (value) => serializeInferResponse(value as ModelInferResponse);
-  return (value) => Buffer.from(toBinary(method.output, value as never));
+function serveUnary(
+  state: ServerState,
+  route: UnaryRoute,
+  call: grpc.ServerUnaryCall<unknown, unknown>,
+  callback: grpc.sendUnaryData<unknown>,
+): void {
+  const run = startUnary(state, route, call.request, metadataToRecord(call.metadata));
+  const onCancelled = () => run.cancel();
+  call.once('cancelled', onCancelled);
+  if (call.cancelled) onCancelled();
+  run.result.then(
+    (response) => {
+      call.removeListener('cancelled', onCancelled);
+      callback(null, response);
+    },
+    (failure: RpcError) => {
+      call.removeListener('cancelled', onCancelled);
+      callback({ code: failure.code, details: failure.message });
+    },
+  );
 }
 
 /**
- * Turns the handler table into a grpc-js service. Every unary RPC is registered, so calls to those
- * without a handler are recorded and answered UNIMPLEMENTED; ModelStreamInfer is the one streaming RPC.
+ * Turns the handler table into a grpc-js service (the `grpc-js` transport). Every unary RPC is
+ * registered, so calls to those without a handler are recorded and answered UNIMPLEMENTED;
+ * ModelStreamInfer is the one streaming RPC.
  */
 export function createGrpcService(state: ServerState, handlers: HandlerTable): GrpcService {
   const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
   const implementation: grpc.UntypedServiceImplementation = {};
   definition.ModelStreamInfer = streamInferDefinition as grpc.MethodDefinition<unknown, unknown>;
-  implementation.ModelStreamInfer = ((call: Parameters<typeof handleModelStreamInfer>[1]) =>
-    handleModelStreamInfer(state, call)) as grpc.handleBidiStreamingCall<unknown, unknown>;
-  for (const method of GRPCInferenceService.methods) {
-    if (method.methodKind !== 'unary') continue;
-    const key = method.localName as UnaryMethodKey;
-    definition[method.name] = {
-      path: `/${GRPCInferenceService.typeName}/${method.name}`,
+  implementation.ModelStreamInfer = ((call: StreamCall) =>
+    serveStream(state, call)) as grpc.handleBidiStreamingCall<unknown, unknown>;
+  for (const route of unaryRoutes(handlers).values()) {
+    const { method } = route;
+    definition[route.name] = {
+      path: route.path,
       requestStream: false,
       responseStream: false,
       requestSerialize: (value: unknown) => Buffer.from(toBinary(method.input, value as never)),
-      requestDeserialize: (bytes: Buffer) => fromBinary(method.input, bytes),
-      responseSerialize: serializerFor(key, method),
+      requestDeserialize: (bytes: Buffer) => route.decode(bytes),
+      responseSerialize: route.encode,
       responseDeserialize: (bytes: Buffer) => fromBinary(method.output, bytes),
     };
-    const handler = handlers[key] as AnyHandler | undefined;
-    const run: AnyHandler =
-      handler ??
-      (() => {
-        throw new RpcError(
-          grpc.status.UNIMPLEMENTED,
-          `infergate-testing does not implement ${method.name} yet`,
-        );
-      });
-    const unary: grpc.handleUnaryCall<unknown, unknown> = (call, callback) => {
-      void dispatch(state, method, key, run, call, callback);
-    };
-    implementation[method.name] = unary;
+    const unary: grpc.handleUnaryCall<unknown, unknown> = (call, callback) =>
+      serveUnary(state, route, call, callback);
+    implementation[route.name] = unary;
   }
   return { definition, implementation };
-}
-
-async function dispatch(
-  state: ServerState,
-  method: DescMethod,
-  key: UnaryMethodKey,
-  handler: AnyHandler,
-  call: grpc.ServerUnaryCall<unknown, unknown>,
-  callback: grpc.sendUnaryData<unknown>,
-): Promise<void> {
-  const controller = new AbortController();
-  const metadata = metadataToRecord(call.metadata);
-  const model = modelOf(key, call.request);
-  state.calls.record({ method: method.name, model, metadata, time: Date.now() });
-  state.inFlight.add(controller);
-  let answered = false;
-  const onCancelled = () => {
-    if (answered) return;
-    if (key === 'modelInfer' && model !== undefined) state.stats.of(model).cancellations += 1;
-    controller.abort(
-      new RpcError(grpc.status.CANCELLED, 'the client cancelled the call or its deadline passed'),
-    );
-  };
-  call.once('cancelled', onCancelled);
-  if (call.cancelled) onCancelled();
-  try {
-    checkAccess(method.name, metadata, state.restrictions, state.identity.extensions);
-    if (!state.gate.isOpen) await state.gate.wait(controller.signal);
-    const result = await handler(call.request, { metadata, signal: controller.signal });
-    answered = true;
-    callback(null, create(method.output, result as never));
-  } catch (error) {
-    answered = true;
-    const failure = toRpcError(error);
-    callback({ code: failure.code, details: failure.message });
-  } finally {
-    state.inFlight.delete(controller);
-    call.removeListener('cancelled', onCancelled);
-  }
 }

@@ -1,5 +1,4 @@
 import { create } from '@bufbuild/protobuf';
-import { status } from '@grpc/grpc-js';
 import {
   type DataType,
   decodeBytesElements,
@@ -10,6 +9,7 @@ import {
   type Parameters,
   type ParameterValue,
 } from '@infergate/core';
+import { status } from './internal/grpc-status.js';
 import { jsonText } from './internal/http-json.js';
 import { fromWireParameters, toWireParameters } from './internal/parameters.js';
 import {

@@ -1,12 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { create } from '@bufbuild/protobuf';
-import { status } from '@grpc/grpc-js';
 import type { HandlerTable, RpcContext, UnaryMethodKey } from './handler-table.js';
 import { httpAccessRefusal } from './http-access.js';
 import { readGenerate, readHttpInfer, writeGenerate, writeHttpInfer } from './http-infer.js';
 import { matchRoute } from './http-routes.js';
 import { runInference } from './inference-pipeline.js';
+import { status } from './internal/grpc-status.js';
 import { jsonText } from './internal/http-json.js';
 import { GRPCInferenceService, type ModelInferRequest, type ModelInferResponse } from './internal/proto.js';
 import { RpcError, toRpcError } from './rpc-error.js';

@@ -1,7 +1,7 @@
 import { create, toBinary } from '@bufbuild/protobuf';
-import { status } from '@grpc/grpc-js';
 import { type EncodedTensor, encodeTensor, InfergateError, type Parameters } from '@infergate/core';
 import { classify } from './classification.js';
+import { status } from './internal/grpc-status.js';
 import { toWireParameters } from './internal/parameters.js';
 import { type ModelInferResponse, ModelInferResponseSchema } from './internal/proto.js';
 import type { ExecuteOutput, ExecuteRequest } from './model-definition.js';
@@ -113,15 +113,16 @@ function varintLength(value: number): number {
 /**
  * Serializes a ModelInferResponse with one allocation and one copy per tensor: the small part goes
  * through the protobuf encoder, each `raw_output_contents` entry (field 6) is appended by hand.
+ * `headroom` bytes are left free at the start (for the gRPC message prefix).
  */
-export function serializeInferResponse(response: ModelInferResponse): Buffer {
+export function serializeInferResponse(response: ModelInferResponse, headroom = 0): Buffer {
   const raws = response.rawOutputContents;
   const head = toBinary(ModelInferResponseSchema, { ...response, rawOutputContents: [] });
-  let total = head.byteLength;
+  let total = headroom + head.byteLength;
   for (const raw of raws) total += 1 + varintLength(raw.byteLength) + raw.byteLength;
   const out = Buffer.allocUnsafe(total);
-  out.set(head, 0);
-  let offset = head.byteLength;
+  out.set(head, headroom);
+  let offset = headroom + head.byteLength;
   for (const raw of raws) {
     out[offset++] = RAW_OUTPUT_CONTENTS_TAG;
     for (let rest = raw.byteLength; ; rest = Math.floor(rest / 128)) {

@@ -1,7 +1,7 @@
-import { status } from '@grpc/grpc-js';
 import type { RpcContext } from './handler-table.js';
 import { readInferRequest } from './infer-request.js';
 import { buildInferResponse, corruptInferResponse, type OutputPlacement } from './infer-response.js';
+import { status } from './internal/grpc-status.js';
 import { fromWireParameters, integerParameter } from './internal/parameters.js';
 import type { ModelInferRequest, ModelInferResponse } from './internal/proto.js';
 import { sleep } from './internal/sleep.js';

@@ -1,4 +1,4 @@
-import { status } from '@grpc/grpc-js';
+import { status } from './internal/grpc-status.js';
 import type { ModelConfigInit } from './model-definition.js';
 import { type ModelDefinition, type ResolvedModel, resolveModel } from './model-definition.js';
 import { notFound, RpcError } from './rpc-error.js';

@@ -1,5 +1,5 @@
-import { status } from '@grpc/grpc-js';
 import { Extension } from '@infergate/core';
+import { status } from './internal/grpc-status.js';
 import { RpcError } from './rpc-error.js';
 
 /** Triton's `--grpc-restricted-protocol` groups (RestrictedCategory). */

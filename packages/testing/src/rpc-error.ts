@@ -1,5 +1,5 @@
-import { status } from '@grpc/grpc-js';
 import { InfergateError } from '@infergate/core';
+import { STATUS_NAMES, status } from './internal/grpc-status.js';
 
 /** gRPC status names (`'UNAVAILABLE'`, …) as grpc-js spells them. */
 export type StatusName = Exclude<keyof typeof status, 'OK'>;
@@ -7,19 +7,22 @@ export type StatusName = Exclude<keyof typeof status, 'OK'>;
 /** A gRPC status given as its number (`14`) or its name (`'UNAVAILABLE'`). */
 export type StatusCode = number | StatusName;
 
+const statusOf = (name: string): number | undefined =>
+  Object.hasOwn(status, name) ? status[name as keyof typeof status] : undefined;
+
 export function statusNumber(code: StatusCode): number {
   if (typeof code === 'number') {
     if (!Number.isInteger(code) || code < 0 || code > 16)
       throw new RangeError(`${code} is not a gRPC status`);
     return code;
   }
-  const value = status[code] as number | undefined;
+  const value = statusOf(code);
   if (value === undefined) throw new RangeError(`'${String(code)}' is not a gRPC status name`);
   return value;
 }
 
 export function statusName(code: number): string {
-  return status[code] ?? `STATUS_${code}`;
+  return STATUS_NAMES[code] ?? `STATUS_${code}`;
 }
 
 /**
@@ -49,7 +52,7 @@ export function invalidArgument(message: string): RpcError {
 export function toRpcError(error: unknown): RpcError {
   if (error instanceof RpcError) return error;
   if (error instanceof InfergateError) {
-    const code = status[error.code as StatusName] as number | undefined;
+    const code = statusOf(error.code);
     return new RpcError(code ?? status.UNKNOWN, error.rawMessage);
   }
   if (error instanceof Error && error.name === 'AbortError')

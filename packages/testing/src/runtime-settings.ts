@@ -1,4 +1,4 @@
-import { status } from '@grpc/grpc-js';
+import { status } from './internal/grpc-status.js';
 import type { LogSettingsRequest_SettingValue } from './internal/proto.js';
 import { invalidArgument, RpcError } from './rpc-error.js';
 

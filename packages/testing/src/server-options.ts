@@ -1,4 +1,3 @@
-import * as grpc from '@grpc/grpc-js';
 import type { IndexEntry, LoadRecord } from './model-registry.js';
 
 export interface TestServerTls {
@@ -9,16 +8,6 @@ export interface TestServerTls {
   ca?: string | Buffer;
   /** @default false */
   requireClientCert?: boolean;
-}
-
-export function credentials(tls: TestServerTls | undefined): grpc.ServerCredentials {
-  if (tls === undefined) return grpc.ServerCredentials.createInsecure();
-  const pem = (value: string | Buffer) => (typeof value === 'string' ? Buffer.from(value) : value);
-  return grpc.ServerCredentials.createSsl(
-    tls.ca === undefined ? null : pem(tls.ca),
-    [{ private_key: pem(tls.key), cert_chain: pem(tls.cert) }],
-    tls.requireClientCert === true,
-  );
 }
 
 /** Test helpers over the model repository. */

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
-import { status } from '@grpc/grpc-js';
 import type { Parameters } from '@infergate/core';
+import { status } from './internal/grpc-status.js';
 import { integerParameter } from './internal/parameters.js';
 import { RpcError } from './rpc-error.js';
 

@@ -1,6 +1,6 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { status } from '@grpc/grpc-js';
+import { status } from './internal/grpc-status.js';
 import { sleep } from './internal/sleep.js';
 import { RpcError } from './rpc-error.js';
 

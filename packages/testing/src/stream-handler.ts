@@ -1,11 +1,9 @@
-import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
-import * as grpc from '@grpc/grpc-js';
-import { metadataToRecord } from './call-recorder.js';
+import { create } from '@bufbuild/protobuf';
 import { ExecutionError, runInference } from './inference-pipeline.js';
+import { status } from './internal/grpc-status.js';
 import { toWireParameters } from './internal/parameters.js';
 import {
   type ModelInferRequest,
-  ModelInferRequestSchema,
   type ModelInferResponse,
   type ModelStreamInferResponse,
   ModelStreamInferResponseSchema,
@@ -14,17 +12,27 @@ import { checkAccess } from './restriction.js';
 import { RpcError, toRpcError } from './rpc-error.js';
 import type { ServerState } from './server-state.js';
 
-type StreamCall = grpc.ServerDuplexStream<ModelInferRequest, ModelStreamInferResponse>;
+/** What ModelStreamInfer needs of its call, whatever the transport (grpc-js or node:http2). */
+export interface StreamCallSink {
+  /** Request metadata as recorded (`-bin` values base64). */
+  readonly metadata: Readonly<Record<string, string>>;
+  write(message: ModelStreamInferResponse): void;
+  /** Ends the stream with status OK. */
+  end(): void;
+  /** Ends the stream with a failing status. */
+  fail(code: number, message: string): void;
+}
 
-export const streamInferDefinition: grpc.MethodDefinition<ModelInferRequest, ModelStreamInferResponse> = {
-  path: '/inference.GRPCInferenceService/ModelStreamInfer',
-  requestStream: true,
-  responseStream: true,
-  requestSerialize: (value) => Buffer.from(toBinary(ModelInferRequestSchema, value)),
-  requestDeserialize: (bytes) => fromBinary(ModelInferRequestSchema, bytes),
-  responseSerialize: (value) => Buffer.from(toBinary(ModelStreamInferResponseSchema, value)),
-  responseDeserialize: (bytes) => fromBinary(ModelStreamInferResponseSchema, bytes),
-};
+/** What the transport tells the handler about the call; one object per stream. */
+export interface StreamCallEvents {
+  message(request: ModelInferRequest): void;
+  /** The client half-closed: no more requests. */
+  halfClose(): void;
+  /** The client cancelled, the deadline passed, the stream failed or the server was killed. */
+  cancel(): void;
+}
+
+const ignored: StreamCallEvents = { message() {}, halfClose() {}, cancel() {} };
 
 const finalFlag = (final: boolean) => toWireParameters({ triton_final_response: final });
 
@@ -36,15 +44,15 @@ const finalFlag = (final: boolean) => toWireParameters({ triton_final_response: 
  * `error_message` (with `infer_response.id` set) and the stream goes on. The stream ends OK once the
  * client half-closes and every request is done; cancelling it aborts the executions in progress.
  */
-export function handleModelStreamInfer(state: ServerState, call: StreamCall): void {
-  const metadata = metadataToRecord(call.metadata);
+export function handleModelStreamInfer(state: ServerState, call: StreamCallSink): StreamCallEvents {
+  const metadata = call.metadata;
   state.calls.record({ method: 'ModelStreamInfer', model: undefined, metadata, time: Date.now() });
   try {
     checkAccess('ModelStreamInfer', metadata, state.restrictions, state.identity.extensions);
   } catch (error) {
     const failure = toRpcError(error);
-    call.emit('error', { code: failure.code, details: failure.message });
-    return;
+    call.fail(failure.code, failure.message);
+    return ignored;
   }
   const controller = new AbortController();
   state.inFlight.add(controller);
@@ -55,30 +63,32 @@ export function handleModelStreamInfer(state: ServerState, call: StreamCall): vo
     if (closed) return;
     closed = true;
     state.inFlight.delete(controller);
-    if (!call.cancelled && !controller.signal.aborted) call.end();
+    if (!controller.signal.aborted) call.end();
   };
   const write = (message: Omit<ModelStreamInferResponse, '$typeName'>) => {
-    if (!closed && !call.cancelled && !controller.signal.aborted) {
+    if (!closed && !controller.signal.aborted) {
       call.write(create(ModelStreamInferResponseSchema, message));
     }
   };
-  call.on('cancelled', () => {
-    controller.abort(new RpcError(grpc.status.CANCELLED, 'the client cancelled the stream'));
-    closed = true;
-    state.inFlight.delete(controller);
-  });
-  call.on('error', () => controller.abort(new RpcError(grpc.status.CANCELLED, 'the stream failed')));
-  call.on('data', (message: ModelInferRequest) => {
-    pending += 1;
-    void runOne(state, message, metadata, controller.signal, write).finally(() => {
-      pending -= 1;
-      if (halfClosed && pending === 0) close();
-    });
-  });
-  call.on('end', () => {
-    halfClosed = true;
-    if (pending === 0) close();
-  });
+  return {
+    message(request) {
+      if (closed || controller.signal.aborted) return;
+      pending += 1;
+      void runOne(state, request, metadata, controller.signal, write).finally(() => {
+        pending -= 1;
+        if (halfClosed && pending === 0) close();
+      });
+    },
+    halfClose() {
+      halfClosed = true;
+      if (pending === 0) close();
+    },
+    cancel() {
+      controller.abort(new RpcError(status.CANCELLED, 'the client cancelled the stream'));
+      closed = true;
+      state.inFlight.delete(controller);
+    },
+  };
 }
 
 async function runOne(
@@ -94,7 +104,7 @@ async function runOne(
   try {
     if (empty !== undefined && empty.case !== 'boolParam') {
       throw new RpcError(
-        grpc.status.INVALID_ARGUMENT,
+        status.INVALID_ARGUMENT,
         "invalid value type for 'triton_enable_empty_final_response' parameter, expected bool_param.",
       );
     }

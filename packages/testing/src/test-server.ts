@@ -1,20 +1,18 @@
-import type { Socket } from 'node:net';
-import * as grpc from '@grpc/grpc-js';
-import { MAX_MESSAGE_BYTES } from '@infergate/core';
 import type { RecordedCall } from './call-recorder.js';
 import type { FaultInjector } from './fault-injector.js';
-import { createGrpcService, type GrpcService } from './grpc-service.js';
+import type { GrpcListener, GrpcTransportKind } from './grpc-listener.js';
+import { H2GrpcListener } from './h2-grpc-listener.js';
+import type { HandlerTable } from './handler-table.js';
 import { HttpListener } from './http-listener.js';
 import type { VersionStats } from './inference-stats.js';
-import { exposeRequestEncoding } from './internal/request-encoding.js';
-import { trackSockets } from './internal/socket-tracker.js';
+import { status } from './internal/grpc-status.js';
 import type { ModelDefinition } from './model-definition.js';
 import type { ModelStats } from './model-stats.js';
 import { builtinModels } from './models/builtin-models.js';
 import { type Restriction, TRITON_EXTENSIONS } from './restriction.js';
 import { RpcError } from './rpc-error.js';
 import type { ServerLogSettings, ServerTraceSettings } from './runtime-settings.js';
-import { credentials, type RepositoryView, type TestServerTls } from './server-options.js';
+import type { RepositoryView, TestServerTls } from './server-options.js';
 import { ServerState } from './server-state.js';
 import { createHandlers } from './service-handlers.js';
 import type { SharedMemoryRegion } from './shared-memory.js';
@@ -56,28 +54,13 @@ export interface TestServerOptions {
    * port of `host` (`httpUrl`), over the same models and state. `port` 0 picks a free one. @default false
    */
   http?: boolean | { port?: number };
-}
-
-const SERVER_OPTIONS: grpc.ServerOptions = {
-  'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-  'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-  // Channelz's per-call trackers (closures, counters, Date.now() per message) serve a channelz
-  // service that this server does not offer; off, each RPC costs the server less CPU.
-  'grpc.enable_channelz': 0,
-};
-
-function bind(
-  server: grpc.Server,
-  host: string,
-  port: number,
-  creds: grpc.ServerCredentials,
-): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.bindAsync(`${host}:${port}`, creds, (error, bound) => {
-      if (error) reject(error);
-      else resolve(bound);
-    });
-  });
+  /**
+   * What serves the gRPC port: `'http2'`, this package's gRPC server on `node:http2` (it does not
+   * load grpc-js), or `'grpc-js'`, the `@grpc/grpc-js` server used before (loaded only when chosen;
+   * kept for one release, to compare the two side by side). Both serve the same RPCs, statuses
+   * and lifecycle. @default 'grpc-js'
+   */
+  transport?: GrpcTransportKind;
 }
 
 /**
@@ -90,13 +73,14 @@ export class TestServer {
   readonly faults: FaultInjector;
   /** The execution slot behind the `simulated_gpu` model. */
   readonly gpu: SimulatedGpu;
+  /** What serves the gRPC port (`TestServerOptions.transport`). */
+  readonly transport: GrpcTransportKind;
   readonly #state: ServerState;
-  readonly #service: GrpcService;
+  readonly #handlers: HandlerTable;
   readonly #graceMs: number;
   readonly #tls: TestServerTls | undefined;
   #port: number;
-  #server: grpc.Server | undefined;
-  #sockets: Set<Socket> = new Set();
+  #listener: GrpcListener | undefined;
   #stopping: Promise<void> | undefined;
   readonly #http: HttpListener | undefined;
 
@@ -106,6 +90,10 @@ export class TestServer {
     this.#port = options.port ?? 0;
     this.#graceMs = options.stopGraceMs ?? 2000;
     this.#tls = options.tls;
+    this.transport = options.transport ?? 'grpc-js';
+    if (this.transport !== 'http2' && this.transport !== 'grpc-js') {
+      throw new TypeError(`transport must be 'http2' or 'grpc-js', got '${String(this.transport)}'`);
+    }
     const { maxBatchSize = 64, ...costs } = options.simulatedGpu ?? {};
     this.gpu = new SimulatedGpu(costs);
     this.#state = new ServerState(
@@ -127,7 +115,7 @@ export class TestServer {
     ];
     for (const model of models) this.#state.models.add(model);
     const handlers = createHandlers(this.#state);
-    this.#service = createGrpcService(this.#state, handlers);
+    this.#handlers = handlers;
     if (options.http) {
       const httpPort = typeof options.http === 'object' ? (options.http.port ?? 0) : 0;
       this.#http = new HttpListener(this.#state, handlers, this.host, httpPort);
@@ -194,7 +182,7 @@ export class TestServer {
   }
 
   get listening(): boolean {
-    return this.#server !== undefined;
+    return this.#listener !== undefined;
   }
 
   /** The last 1000 RPCs received, oldest first. */
@@ -204,19 +192,23 @@ export class TestServer {
 
   /** Starts listening (again, on the same port after a `kill()` or `stop()`). */
   async listen(): Promise<void> {
-    if (this.#server !== undefined) return;
-    const server = new grpc.Server(SERVER_OPTIONS);
-    server.addService(this.#service.definition, this.#service.implementation);
+    if (this.#listener !== undefined) return;
+    // After a kill, the old listener's port is free once its server has closed.
+    await this.#stopping;
+    if (this.#listener !== undefined) return;
+    const options = { state: this.#state, handlers: this.#handlers, tls: this.#tls };
+    const listener =
+      this.transport === 'grpc-js'
+        ? new (await import('./grpc-js-listener.js')).GrpcJsListener(options)
+        : new H2GrpcListener(options);
+    this.#port = await listener.listen(this.host, this.#port);
     try {
-      this.#port = await bind(server, this.host, this.#port, credentials(this.#tls));
+      await this.#http?.listen();
     } catch (error) {
-      server.forceShutdown();
+      await listener.kill();
       throw error;
     }
-    await this.#http?.listen();
-    this.#server = server;
-    this.#sockets = trackSockets(server);
-    exposeRequestEncoding(server);
+    this.#listener = listener;
     this.#stopping = undefined;
   }
 
@@ -276,41 +268,28 @@ export class TestServer {
    * the rest closed. Idempotent; `listen()` or `restart()` serves again on the same port.
    */
   stop(): Promise<void> {
-    const server = this.#server;
-    if (server === undefined) return this.#stopping ?? Promise.resolve();
-    this.#server = undefined;
+    const listener = this.#listener;
+    if (listener === undefined) return this.#stopping ?? Promise.resolve();
+    this.#listener = undefined;
     // A Triton that stops forgets its shared memory registrations.
     this.#state.shm.unregister();
-    const sockets = this.#sockets;
     const http = this.#http?.stop(this.#graceMs);
-    this.#stopping = new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        this.#drop(server, sockets, 'the server stopped');
-        resolve();
-      }, this.#graceMs);
-      server.tryShutdown(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    }).then(() => http);
+    this.#stopping = listener.stop(this.#graceMs).then((outcome) => {
+      if (outcome === 'forced') this.#state.abortAll(new RpcError(status.UNAVAILABLE, 'the server stopped'));
+      return http;
+    });
     return this.#stopping;
   }
 
   /** Drops every connection and call at once, as a crash would. `restart()` serves again. */
   kill(): void {
-    const server = this.#server;
-    if (server === undefined) return;
-    this.#server = undefined;
+    const listener = this.#listener;
+    if (listener === undefined) return;
+    this.#listener = undefined;
     this.#state.shm.unregister();
     this.#http?.kill();
-    this.#drop(server, this.#sockets, 'the server was killed');
-  }
-
-  #drop(server: grpc.Server, sockets: ReadonlySet<Socket>, reason: string): void {
-    // Close the TCP connections first, so that clients see a dead peer (UNAVAILABLE), not CANCELLED.
-    for (const socket of sockets) socket.destroy();
-    server.forceShutdown();
-    this.#state.abortAll(new RpcError(grpc.status.UNAVAILABLE, reason));
+    this.#stopping = listener.kill();
+    this.#state.abortAll(new RpcError(status.UNAVAILABLE, 'the server was killed'));
   }
 
   /** Kills the server if it is running, then listens again on the same port. */

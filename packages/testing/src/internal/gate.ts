@@ -1,5 +1,5 @@
-import { status } from '@grpc/grpc-js';
 import { RpcError } from '../rpc-error.js';
+import { status } from './grpc-status.js';
 
 /** Holds callers while closed; `open()` lets them all through. */
 export class Gate {

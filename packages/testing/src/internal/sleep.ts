@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { status } from '@grpc/grpc-js';
 import { RpcError } from '../rpc-error.js';
+import { status } from './grpc-status.js';
 
 /** Waits `ms`; an abort ends the wait early with CANCELLED. */
 export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -1,4 +1,4 @@
-import { status } from '@grpc/grpc-js';
+import { status } from '../internal/grpc-status.js';
 import { integerParameter } from '../internal/parameters.js';
 import { sleep } from '../internal/sleep.js';
 import type { ModelDefinition } from '../model-definition.js';

@@ -1,0 +1,25 @@
+import type { HandlerTable } from './handler-table.js';
+import type { TestServerTls } from './server-options.js';
+import type { ServerState } from './server-state.js';
+
+/** Which implementation serves the reference server's gRPC port. */
+export type GrpcTransportKind = 'http2' | 'grpc-js';
+
+/** How a stop ended: every call finished within the grace, or the rest were dropped. */
+export type StopOutcome = 'graceful' | 'forced';
+
+/** One bound gRPC port; `TestServer` makes a new one for every `listen()`. */
+export interface GrpcListener {
+  /** Binds `host:port` (0: a free port) and resolves with the port. Cleans up if it fails. */
+  listen(host: string, port: number): Promise<number>;
+  /** Refuses new calls (GOAWAY), lets calls in progress finish for `graceMs`, then drops the rest. */
+  stop(graceMs: number): Promise<StopOutcome>;
+  /** Destroys every socket at once (clients see UNAVAILABLE); resolves once the port is free. */
+  kill(): Promise<void>;
+}
+
+export interface GrpcListenerOptions {
+  state: ServerState;
+  handlers: HandlerTable;
+  tls: TestServerTls | undefined;
+}

@@ -1,0 +1,302 @@
+import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
+import { fromBinary, toBinary } from '@bufbuild/protobuf';
+import { MAX_MESSAGE_BYTES } from '@infergate/core';
+import { FramingError, GrpcMessageReader, type RawMessage } from './internal/grpc-message-reader.js';
+import { status } from './internal/grpc-status.js';
+import {
+  decompress,
+  encodeGrpcMessage,
+  headersToMetadata,
+  messagePrefix,
+  parseTimeout,
+} from './internal/grpc-wire.js';
+import { ModelInferRequestSchema, ModelStreamInferResponseSchema } from './internal/proto.js';
+import type { RpcError } from './rpc-error.js';
+import { STREAM_INFER_PATH, startUnary, type UnaryRoute } from './rpc-routes.js';
+import type { ServerState } from './server-state.js';
+import { handleModelStreamInfer } from './stream-handler.js';
+
+/** What every stream of one listener serves from. */
+export interface H2ServeContext {
+  readonly state: ServerState;
+  readonly routes: ReadonlyMap<string, UnaryRoute>;
+}
+
+const noop = () => {};
+
+/**
+ * The server side of one gRPC call on a `node:http2` stream: response headers on the first
+ * message, trailers (or a trailers-only answer) with the status, the `grpc-timeout` deadline, and
+ * the client's cancellation (the stream closed before the status went out).
+ */
+class H2Call {
+  readonly #stream: ServerHttp2Stream;
+  #headersSent = false;
+  #done = false;
+  #trailers: OutgoingHttpHeaders | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  /** Called once if the client cancels or the deadline passes before the status is sent. */
+  onCancel: () => void = noop;
+
+  constructor(stream: ServerHttp2Stream) {
+    this.#stream = stream;
+    stream.once('close', () => {
+      if (this.#done) return;
+      this.#done = true;
+      clearTimeout(this.#timer);
+      this.onCancel();
+    });
+  }
+
+  get done(): boolean {
+    return this.#done;
+  }
+
+  /** Arms the deadline: at `ms`, DEADLINE_EXCEEDED goes out and the call counts as cancelled. */
+  deadline(ms: number): void {
+    this.#timer = setTimeout(() => {
+      if (this.#done) return;
+      this.finish(status.DEADLINE_EXCEEDED, 'Deadline exceeded');
+      this.onCancel();
+    }, ms);
+  }
+
+  #respond(): void {
+    this.#headersSent = true;
+    this.#stream.respond(
+      {
+        ':status': 200,
+        'content-type': 'application/grpc+proto',
+        'grpc-accept-encoding': 'identity,deflate,gzip',
+        'grpc-encoding': 'identity',
+      },
+      { waitForTrailers: true },
+    );
+    this.#stream.once('wantTrailers', () => {
+      this.#stream.sendTrailers(this.#trailers ?? { 'grpc-status': '0' });
+    });
+  }
+
+  /** A response message, already framed (prefix included). */
+  send(framed: Buffer): void {
+    if (this.#done || this.#stream.destroyed) return;
+    if (!this.#headersSent) this.#respond();
+    this.#stream.write(framed);
+  }
+
+  /** The one response of a unary call, then status OK. */
+  reply(framed: Buffer): void {
+    if (this.#done || this.#stream.destroyed) return;
+    this.#done = true;
+    clearTimeout(this.#timer);
+    if (!this.#headersSent) this.#respond();
+    this.#stream.end(framed);
+  }
+
+  /** Ends the call with `code` (0: OK). */
+  finish(code: number, message: string): void {
+    if (this.#done) return;
+    this.#done = true;
+    clearTimeout(this.#timer);
+    const stream = this.#stream;
+    if (stream.destroyed || stream.closed) return;
+    const trailers: OutgoingHttpHeaders = { 'grpc-status': String(code) };
+    if (message !== '') trailers['grpc-message'] = encodeGrpcMessage(message);
+    if (this.#headersSent) {
+      this.#trailers = trailers;
+      stream.end();
+    } else {
+      trailers[':status'] = 200;
+      trailers['content-type'] = 'application/grpc+proto';
+      stream.respond(trailers, { endStream: true });
+    }
+  }
+}
+
+/** Serves one HTTP/2 stream: a unary RPC of the service, ModelStreamInfer, or a refusal. */
+export function serveH2Stream(
+  context: H2ServeContext,
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+): void {
+  stream.on('error', noop);
+  const contentType = headers['content-type'];
+  if (typeof contentType !== 'string' || !contentType.startsWith('application/grpc')) {
+    // As grpc-js: HTTP 415 with no gRPC status (clients report it as a transport error).
+    stream.respond({ ':status': 415 }, { endStream: true });
+    return;
+  }
+  const path = headers[':path'] ?? '';
+  const call = new H2Call(stream);
+  const timeout = headers['grpc-timeout'];
+  if (typeof timeout === 'string') {
+    try {
+      call.deadline(parseTimeout(timeout));
+    } catch (error) {
+      call.finish((error as FramingError).code, (error as FramingError).message);
+      stream.resume();
+      return;
+    }
+  }
+  const encoding = typeof headers['grpc-encoding'] === 'string' ? headers['grpc-encoding'] : 'identity';
+  if (path === STREAM_INFER_PATH) {
+    serveStreamInfer(context.state, stream, headers, call, encoding);
+    return;
+  }
+  const route = context.routes.get(path);
+  if (route === undefined) {
+    call.finish(status.UNIMPLEMENTED, `The server does not implement the method ${path}`);
+    stream.resume();
+    return;
+  }
+  serveUnary(context.state, route, stream, headers, call, encoding);
+}
+
+function failWith(call: H2Call, error: unknown): void {
+  if (error instanceof FramingError) call.finish(error.code, error.message);
+  else call.finish(status.INTERNAL, 'Error deserializing request');
+}
+
+function serveUnary(
+  state: ServerState,
+  route: UnaryRoute,
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  call: H2Call,
+  encoding: string,
+): void {
+  let message: RawMessage | undefined;
+  let count = 0;
+  const reader = new GrpcMessageReader(MAX_MESSAGE_BYTES, (received) => {
+    message = received;
+    count += 1;
+  });
+  stream.on('data', (chunk: Buffer) => {
+    if (call.done) return;
+    try {
+      reader.push(chunk);
+    } catch (error) {
+      failWith(call, error);
+      return;
+    }
+    if (count > 1) {
+      call.finish(status.UNIMPLEMENTED, `Received a second request message for unary method ${route.path}`);
+    }
+  });
+  stream.once('end', () => {
+    if (call.done) return;
+    if (message === undefined || reader.partial) {
+      call.finish(status.UNIMPLEMENTED, `Received no request message for unary method ${route.path}`);
+      return;
+    }
+    void runUnary(state, route, headers, call, message, encoding);
+  });
+}
+
+async function runUnary(
+  state: ServerState,
+  route: UnaryRoute,
+  headers: IncomingHttpHeaders,
+  call: H2Call,
+  message: RawMessage,
+  encoding: string,
+): Promise<void> {
+  let request: unknown;
+  try {
+    const bytes = message.compressed
+      ? await decompress(message.bytes, encoding, MAX_MESSAGE_BYTES)
+      : message.bytes;
+    request = route.decode(bytes);
+  } catch (error) {
+    failWith(call, error);
+    return;
+  }
+  if (call.done) return;
+  const run = startUnary(state, route, request, headersToMetadata(headers));
+  call.onCancel = run.cancel;
+  let response: unknown;
+  try {
+    response = await run.result;
+  } catch (error) {
+    call.finish((error as RpcError).code, (error as RpcError).message);
+    return;
+  }
+  let framed: Buffer;
+  try {
+    framed = route.encodeFramed(response);
+  } catch {
+    call.finish(status.INTERNAL, 'Error serializing response');
+    return;
+  }
+  call.reply(framed);
+}
+
+function serveStreamInfer(
+  state: ServerState,
+  stream: ServerHttp2Stream,
+  headers: IncomingHttpHeaders,
+  call: H2Call,
+  encoding: string,
+): void {
+  const events = handleModelStreamInfer(state, {
+    metadata: headersToMetadata(headers),
+    write: (response) => {
+      const bytes = toBinary(ModelStreamInferResponseSchema, response);
+      call.send(Buffer.concat([messagePrefix(bytes.byteLength), bytes]));
+    },
+    end: () => call.finish(status.OK, ''),
+    fail: (code, message) => call.finish(code, message),
+  });
+  call.onCancel = () => events.cancel();
+  const refuse = (error: unknown) => {
+    failWith(call, error);
+    events.cancel();
+  };
+  const deliver = (bytes: Buffer) => {
+    if (call.done) return;
+    let request: ReturnType<typeof fromBinary<typeof ModelInferRequestSchema>>;
+    try {
+      request = fromBinary(ModelInferRequestSchema, bytes);
+    } catch (error) {
+      refuse(error);
+      return;
+    }
+    events.message(request);
+  };
+  // Compressed messages decompress asynchronously; `order` keeps the requests (and the half-close)
+  // in the order they arrived.
+  let order: Promise<void> | undefined;
+  const reader = new GrpcMessageReader(MAX_MESSAGE_BYTES, (received) => {
+    if (!received.compressed && order === undefined) {
+      deliver(received.bytes);
+      return;
+    }
+    order = (order ?? Promise.resolve()).then(async () => {
+      if (call.done) return;
+      try {
+        deliver(
+          received.compressed
+            ? await decompress(received.bytes, encoding, MAX_MESSAGE_BYTES)
+            : received.bytes,
+        );
+      } catch (error) {
+        refuse(error);
+      }
+    });
+  });
+  stream.on('data', (chunk: Buffer) => {
+    if (call.done) return;
+    try {
+      reader.push(chunk);
+    } catch (error) {
+      refuse(error);
+    }
+  });
+  stream.once('end', () => {
+    const halfClose = () => {
+      if (!call.done) events.halfClose();
+    };
+    if (order === undefined) halfClose();
+    else void order.then(halfClose);
+  });
+}

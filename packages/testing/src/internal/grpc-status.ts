@@ -1,0 +1,26 @@
+/**
+ * gRPC status numbers by name, spelled as grpc-js spells them. Kept here so that the handlers, the
+ * HTTP listener and the `http2` transport do not load grpc-js for a table of constants.
+ */
+export const status = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  DATA_LOSS: 15,
+  UNAUTHENTICATED: 16,
+} as const;
+
+/** The names of `status`, indexed by number. */
+export const STATUS_NAMES: readonly string[] = Object.keys(status);

@@ -1,0 +1,141 @@
+import { create, type DescMethod, fromBinary, toBinary } from '@bufbuild/protobuf';
+import type { HandlerTable, RpcContext, UnaryMethodKey } from './handler-table.js';
+import { serializeInferResponse } from './infer-response.js';
+import { status } from './internal/grpc-status.js';
+import { GRPCInferenceService, type ModelInferResponse } from './internal/proto.js';
+import { checkAccess } from './restriction.js';
+import { RpcError, toRpcError } from './rpc-error.js';
+import type { ServerState } from './server-state.js';
+
+type AnyHandler = (request: unknown, context: RpcContext) => unknown;
+
+/** The wire path of ModelStreamInfer, the service's one streaming RPC. */
+export const STREAM_INFER_PATH = `/${GRPCInferenceService.typeName}/ModelStreamInfer`;
+
+/** One unary RPC of the service, whatever transport serves it. */
+export interface UnaryRoute {
+  /** `/inference.GRPCInferenceService/ModelInfer`. */
+  readonly path: string;
+  /** `ModelInfer`: the name calls are recorded under. */
+  readonly name: string;
+  readonly key: UnaryMethodKey;
+  readonly method: DescMethod;
+  decode(bytes: Uint8Array): unknown;
+  encode(message: unknown): Buffer;
+  /** The response as one gRPC message: 5 bytes of prefix, then the message. */
+  encodeFramed(message: unknown): Buffer;
+  readonly handler: AnyHandler;
+}
+
+/** One unary call in progress: its answer, and how the transport reports a cancellation. */
+export interface UnaryRun {
+  /** The response message; rejects with an `RpcError`. */
+  readonly result: Promise<unknown>;
+  /** The client cancelled or the deadline passed: aborts the handler's signal and counts it. */
+  cancel(): void;
+}
+
+/** RPCs whose request field `name` names a model (the rest name a region, or nothing). */
+const modelNamedBy: Partial<Record<UnaryMethodKey, 'name' | 'modelName'>> = {
+  modelReady: 'name',
+  modelMetadata: 'name',
+  modelConfig: 'name',
+  modelStatistics: 'name',
+  modelInfer: 'modelName',
+};
+
+function modelOf(key: UnaryMethodKey, request: unknown): string | undefined {
+  const field = modelNamedBy[key];
+  if (field === undefined) return undefined;
+  const value = (request as Record<string, unknown>)[field];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function framedEncoderFor(key: UnaryMethodKey, method: DescMethod): (value: unknown) => Buffer {
+  const frame = (framed: Buffer) => {
+    framed[0] = 0;
+    framed.writeUInt32BE(framed.byteLength - 5, 1);
+    return framed;
+  };
+  if (key === 'modelInfer') return (value) => frame(serializeInferResponse(value as ModelInferResponse, 5));
+  return (value) => {
+    const bytes = toBinary(method.output, value as never);
+    const framed = Buffer.allocUnsafe(bytes.byteLength + 5);
+    framed.set(bytes, 5);
+    return frame(framed);
+  };
+}
+
+function encoderFor(key: UnaryMethodKey, method: DescMethod): (value: unknown) => Buffer {
+  // Inference responses append their tensor bytes by hand (one copy); everything else is small.
+  if (key === 'modelInfer') return (value) => serializeInferResponse(value as ModelInferResponse);
+  return (value) => {
+    const bytes = toBinary(method.output, value as never);
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  };
+}
+
+/**
+ * Every unary RPC of the service, by wire path. All are routed, so calls to those without a
+ * handler are recorded and answered UNIMPLEMENTED.
+ */
+export function unaryRoutes(handlers: HandlerTable): Map<string, UnaryRoute> {
+  const routes = new Map<string, UnaryRoute>();
+  for (const method of GRPCInferenceService.methods) {
+    if (method.methodKind !== 'unary') continue;
+    const key = method.localName as UnaryMethodKey;
+    const handler =
+      (handlers[key] as AnyHandler | undefined) ??
+      (() => {
+        throw new RpcError(status.UNIMPLEMENTED, `infergate-testing does not implement ${method.name} yet`);
+      });
+    const path = `/${GRPCInferenceService.typeName}/${method.name}`;
+    routes.set(path, {
+      path,
+      name: method.name,
+      key,
+      method,
+      decode: (bytes) => fromBinary(method.input, bytes),
+      encode: encoderFor(key, method),
+      encodeFramed: framedEncoderFor(key, method),
+      handler,
+    });
+  }
+  return routes;
+}
+
+/**
+ * Runs one unary call: records it, checks access and extensions, waits at the gate (`pause()`),
+ * runs the handler with a signal that `cancel()` or `kill()` aborts.
+ */
+export function startUnary(
+  state: ServerState,
+  route: UnaryRoute,
+  request: unknown,
+  metadata: Readonly<Record<string, string>>,
+): UnaryRun {
+  const controller = new AbortController();
+  const model = modelOf(route.key, request);
+  state.calls.record({ method: route.name, model, metadata, time: Date.now() });
+  let answered = false;
+  const cancel = () => {
+    if (answered) return;
+    if (route.key === 'modelInfer' && model !== undefined) state.stats.of(model).cancellations += 1;
+    controller.abort(new RpcError(status.CANCELLED, 'the client cancelled the call or its deadline passed'));
+  };
+  const run = async (): Promise<unknown> => {
+    state.inFlight.add(controller);
+    try {
+      checkAccess(route.name, metadata, state.restrictions, state.identity.extensions);
+      if (!state.gate.isOpen) await state.gate.wait(controller.signal);
+      const result = await route.handler(request, { metadata, signal: controller.signal });
+      return create(route.method.output, result as never);
+    } catch (error) {
+      throw toRpcError(error);
+    } finally {
+      answered = true;
+      state.inFlight.delete(controller);
+    }
+  };
+  return { result: run(), cancel };
+}
