@@ -11,6 +11,7 @@ export type { ActiveFault, Fault } from './fault-injector.js';
 export { ANY_MODEL, FaultInjector } from './fault-injector.js';
 export type { FaultProxy, FaultProxyOptions, ProxyFault } from './fault-proxy.js';
 export { createFaultProxy } from './fault-proxy.js';
+export type { GrpcTransportKind } from './grpc-listener.js';
 export type { HostileBehavior } from './hostile/hostile-responses.js';
 export { HOSTILE_BEHAVIORS } from './hostile/hostile-responses.js';
 export type { HostileServer, HostileServerOptions } from './hostile/hostile-server.js';

@@ -58,7 +58,7 @@ export interface TestServerOptions {
    * What serves the gRPC port: `'http2'`, this package's gRPC server on `node:http2` (it does not
    * load grpc-js), or `'grpc-js'`, the `@grpc/grpc-js` server used before (loaded only when chosen;
    * kept for one release, to compare the two side by side). Both serve the same RPCs, statuses
-   * and lifecycle. @default 'grpc-js'
+   * and lifecycle. @default 'http2'
    */
   transport?: GrpcTransportKind;
 }
@@ -90,7 +90,7 @@ export class TestServer {
     this.#port = options.port ?? 0;
     this.#graceMs = options.stopGraceMs ?? 2000;
     this.#tls = options.tls;
-    this.transport = options.transport ?? 'grpc-js';
+    this.transport = options.transport ?? 'http2';
     if (this.transport !== 'http2' && this.transport !== 'grpc-js') {
       throw new TypeError(`transport must be 'http2' or 'grpc-js', got '${String(this.transport)}'`);
     }

@@ -23,6 +23,10 @@ Options:
                           Default: 127.0.0.1.
   --port PORT             The Triton server's port (0 picks a free one).
                           Default: 8001.
+  --transport NAME        What serves the Triton server's gRPC: http2 (its
+                          own server on node:http2) or grpc-js (the
+                          @grpc/grpc-js server, kept for one release).
+                          Default: http2.
   --no-llm                Start only the Triton server.
   --json                  Print the addresses as one JSON line.
   -h, --help              Print this help.
@@ -34,6 +38,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     const { values, positionals: rest } = parseCommandLine(argv, {
       host: { type: 'string' },
       port: { type: 'string' },
+      transport: { type: 'string' },
       'no-llm': { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -41,12 +46,19 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     positionals(rest, []);
     const port = integerOption(values.port, 'port', 8001, 0);
     if (port > 65535) throw usageError(`--port must be at most 65535, got ${port}`);
+    const transport = values.transport ?? 'http2';
+    if (transport !== 'http2' && transport !== 'grpc-js')
+      throw usageError(`--transport must be http2 or grpc-js, got '${transport}'`);
     const { signal } = io;
     if (signal === undefined)
       throw usageError('serve-test needs io.signal: it serves until that signal aborts');
     // Loaded on demand: the other commands should not pay for the test servers' start-up.
     const testing = await import('@infergate/testing');
-    const triton = await testing.startTestServer({ host: values.host ?? '127.0.0.1', port });
+    const triton = await testing.startTestServer({
+      host: values.host ?? '127.0.0.1',
+      port,
+      transport,
+    });
     const fakes =
       values['no-llm'] === true
         ? []
