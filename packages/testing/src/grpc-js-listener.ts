@@ -1,11 +1,21 @@
+import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
 import { MAX_MESSAGE_BYTES } from '@infergate/core';
 import type { GrpcListener, GrpcListenerOptions, StopOutcome } from './grpc-listener.js';
 import { createGrpcService, type GrpcService } from './grpc-service.js';
 import { exposeRequestEncoding } from './internal/request-encoding.js';
 import { trackSockets } from './internal/socket-tracker.js';
 import type { TestServerTls } from './server-options.js';
+
+// Required on first use, not imported: a bundler hoists a static import of an external package to
+// the top of the bundle, which would load grpc-js in every process that imports this package.
+const requireFromHere = createRequire(import.meta.url);
+let loaded: typeof grpc | undefined;
+const grpcJs = (): typeof grpc => {
+  loaded ??= requireFromHere('@grpc/grpc-js') as typeof grpc;
+  return loaded;
+};
 
 const SERVER_OPTIONS: grpc.ServerOptions = {
   'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
@@ -16,9 +26,9 @@ const SERVER_OPTIONS: grpc.ServerOptions = {
 };
 
 function credentials(tls: TestServerTls | undefined): grpc.ServerCredentials {
-  if (tls === undefined) return grpc.ServerCredentials.createInsecure();
+  if (tls === undefined) return grpcJs().ServerCredentials.createInsecure();
   const pem = (value: string | Buffer) => (typeof value === 'string' ? Buffer.from(value) : value);
-  return grpc.ServerCredentials.createSsl(
+  return grpcJs().ServerCredentials.createSsl(
     tls.ca === undefined ? null : pem(tls.ca),
     [{ private_key: pem(tls.key), cert_chain: pem(tls.cert) }],
     tls.requireClientCert === true,
@@ -41,7 +51,7 @@ export class GrpcJsListener implements GrpcListener {
   }
 
   async listen(host: string, port: number): Promise<number> {
-    const server = new grpc.Server(SERVER_OPTIONS);
+    const server = new (grpcJs().Server)(SERVER_OPTIONS);
     server.addService(this.#service.definition, this.#service.implementation);
     let bound: number;
     try {
