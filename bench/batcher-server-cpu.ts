@@ -1,40 +1,136 @@
-// The reference server's CPU per ModelInfer call (/proc, the server in its own process, the built CLI)
-// and the client's, for `identity` and `simulated_gpu` alternately, 4 callers, 600 calls per window:
-// what one RPC costs the server apart from the model.
-//   node scripts/bootstrap.mjs --dist bench/batcher-server-cpu.ts [ROWS]   (rows per call, default 1)
+// The reference server's CPU per ModelInfer call (/proc, each server in its own process, the built CLI
+// under --dist) and the client's, for each gRPC transport of the server side by side: one
+// `infergate serve-test --transport <t>` per transport, the cases and transports interleaved (the
+// transports' order rotated every round), 4 callers, 600 calls per window. What one RPC costs the
+// server apart from the model, and each server process's RSS.
+//   node scripts/bootstrap.mjs --dist bench/batcher-server-cpu.ts [--rounds 3] [--calls 600]
+//     [--transports http2,grpc-js] [--cases identity:1,identity:64,simulated_gpu:64]
 //   PROBE_URL=host:port (a server of your own, e.g. one under --cpu-prof; no server CPU then)
-//   PROBE_MODELS=identity,identity (the models' order)
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { createTritonClient } from '@infergate/core';
+import { createTritonClient, type TritonClient } from '@infergate/core';
+import { flag } from './lib.js';
 import { childCpuMs, startServerProcess } from './server-process.js';
 
+const rounds = Number(flag('rounds') ?? 3);
+const calls = Number(flag('calls') ?? 600);
+const concurrency = 4;
+const cases = (flag('cases') ?? 'identity:1,identity:64,simulated_gpu:64').split(',').map((entry) => {
+  const [model = 'identity', rows = '1'] = entry.split(':');
+  return { model, rows: Number(rows) };
+});
+
+interface Arm {
+  transport: string;
+  url: string;
+  child: import('node:child_process').ChildProcess | undefined;
+  client: TritonClient;
+}
+
+/** Resident set of a process, MB (/proc; NaN elsewhere). */
+function rssMb(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((entry) => entry.startsWith('VmRSS:'));
+    return Number(line?.split(/\s+/)[1]) / 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 const given = process.env.PROBE_URL;
-const { url, child } = given ? { url: given, child: undefined } : await startServerProcess(true);
-const client = createTritonClient({ url, enableGpuIpc: false });
-const rows = Number(process.argv[2] ?? 1);
-const input = () => [
+const transports = given ? ['given'] : (flag('transports') ?? 'http2,grpc-js').split(',');
+const arms: Arm[] = [];
+for (const transport of transports) {
+  const { url, child } = given ? { url: given, child: undefined } : await startServerProcess(true, transport);
+  arms.push({ transport, url, child, client: createTritonClient({ url, enableGpuIpc: false }) });
+}
+const startRss = arms.map((arm) => rssMb(arm.child?.pid));
+
+const input = (rows: number) => [
   { name: 'INPUT0', datatype: 'FP32' as const, shape: [rows, 16], data: new Float32Array(16 * rows) },
 ];
-for (const model of (process.env.PROBE_MODELS ?? 'identity,simulated_gpu,identity,simulated_gpu').split(
-  ',',
-)) {
-  for (let i = 0; i < 100; i++) await client.infer(model, input());
-  const n = 600;
-  const s0 = child ? childCpuMs(child) : 0;
+
+async function window(arm: Arm, model: string, rows: number, n: number) {
+  const s0 = arm.child ? childCpuMs(arm.child) : Number.NaN;
   const c0 = process.cpuUsage();
   const t0 = performance.now();
-  const concurrency = 4;
   let left = n;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (left-- > 0) await client.infer(model, input());
+      while (left-- > 0) await arm.client.infer(model, input(rows));
     }),
   );
   const ms = performance.now() - t0;
   const c = process.cpuUsage(c0);
-  console.log(
-    `${model.padEnd(14)} rows ${rows}: ${(ms / n).toFixed(3)} ms/call wall, server CPU ${child ? (((childCpuMs(child) - s0) / n) * 1000).toFixed(0) : '?'} µs/call, client CPU ${((c.user + c.system) / n).toFixed(0)} µs/call`,
-  );
+  return {
+    wallMs: ms / n,
+    serverUs: ((childCpuMs(arm.child as never) - s0) / n) * 1000,
+    clientUs: (c.user + c.system) / n,
+  };
 }
-await client.close();
-child?.kill('SIGTERM');
+
+// Warm-up: every case on every server, so the JIT has seen each path before measuring.
+for (const arm of arms) for (const { model, rows } of cases) await window(arm, model, rows, 200);
+
+const results = new Map<string, { serverUs: number[]; clientUs: number[]; wallMs: number[] }>();
+const key = (transport: string, model: string, rows: number) => `${model}:${rows}:${transport}`;
+for (let round = 0; round < rounds; round++) {
+  for (const { model, rows } of cases) {
+    for (let i = 0; i < arms.length; i++) {
+      const arm = arms[(i + round) % arms.length] as Arm;
+      const measured = await window(arm, model, rows, calls);
+      const entry = results.get(key(arm.transport, model, rows)) ?? {
+        serverUs: [],
+        clientUs: [],
+        wallMs: [],
+      };
+      entry.serverUs.push(measured.serverUs);
+      entry.clientUs.push(measured.clientUs);
+      entry.wallMs.push(measured.wallMs);
+      results.set(key(arm.transport, model, rows), entry);
+    }
+  }
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+};
+
+console.log(
+  `load average ${loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ')}; ${rounds} rounds × ${calls} calls, ${concurrency} callers; medians`,
+);
+console.log(
+  'case                 transport  server µs/call  client µs/call  wall ms/call   (server per round)',
+);
+for (const { model, rows } of cases) {
+  for (const arm of arms) {
+    const entry = results.get(key(arm.transport, model, rows));
+    if (entry === undefined) continue;
+    console.log(
+      `${`${model} ×${rows}`.padEnd(20)} ${arm.transport.padEnd(9)} ${median(entry.serverUs).toFixed(0).padStart(14)} ${median(entry.clientUs).toFixed(0).padStart(15)} ${median(entry.wallMs).toFixed(3).padStart(13)}   (${entry.serverUs.map((value) => value.toFixed(0)).join(' ')})`,
+    );
+  }
+  if (arms.length === 2) {
+    const [a, b] = arms.map((arm) => results.get(key(arm.transport, model, rows))) as unknown as [
+      { serverUs: number[] },
+      { serverUs: number[] },
+    ];
+    console.log(
+      `${''.padEnd(20)} ${arms[0]?.transport} ÷ ${arms[1]?.transport} server CPU: ${(median(a.serverUs) / median(b.serverUs)).toFixed(2)}`,
+    );
+  }
+}
+console.log(
+  `server RSS MB at start → after: ${arms.map((arm, i) => `${arm.transport} ${startRss[i]?.toFixed(1)} → ${rssMb(arm.child?.pid).toFixed(1)}`).join(', ')}`,
+);
+for (const arm of arms) {
+  await arm.client.close();
+  arm.child?.kill('SIGTERM');
+}

@@ -54,11 +54,16 @@ export function serverCommand(built?: boolean): { command: string; args: string[
 
 /**
  * Starts `infergate serve-test --port 0 --no-llm --json` (built or from source, see `serverCommand`;
- * `built` forces one or the other) and waits (60 s at most) for its address.
+ * `built` forces one or the other) and waits (60 s at most) for its address. `transport` picks what
+ * serves its gRPC port (`--transport`); unset, `BENCH_SERVER_TRANSPORT` or the CLI's default.
  */
-export async function startServerProcess(built?: boolean): Promise<{ url: string; child: ChildProcess }> {
+export async function startServerProcess(
+  built?: boolean,
+  transport: string | undefined = process.env.BENCH_SERVER_TRANSPORT,
+): Promise<{ url: string; child: ChildProcess }> {
   const { command, args } = serverCommand(built);
-  const child = spawn(command, [...args, 'serve-test', '--port', '0', '--no-llm', '--json'], {
+  const chosen = transport === undefined || transport === '' ? [] : ['--transport', transport];
+  const child = spawn(command, [...args, 'serve-test', '--port', '0', '--no-llm', '--json', ...chosen], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
