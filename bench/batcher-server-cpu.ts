@@ -3,7 +3,7 @@
 // `infergate serve-test --transport <t>` per transport, the cases and transports interleaved (the
 // transports' order rotated every round), 4 callers, 600 calls per window. What one RPC costs the
 // server apart from the model, and each server process's RSS.
-//   node scripts/bootstrap.mjs --dist bench/batcher-server-cpu.ts [--rounds 3] [--calls 600]
+//   node scripts/bootstrap.mjs --dist bench/batcher-server-cpu.ts [ROWS] [--rounds 3] [--calls 600]
 //     [--transports http2,grpc-js] [--cases identity:1,identity:64,simulated_gpu:64]
 //   PROBE_URL=host:port (a server of your own, e.g. one under --cpu-prof; no server CPU then)
 import { readFileSync } from 'node:fs';
@@ -16,7 +16,12 @@ import { childCpuMs, startServerProcess } from './server-process.js';
 const rounds = Number(flag('rounds') ?? 3);
 const calls = Number(flag('calls') ?? 600);
 const concurrency = 4;
-const cases = (flag('cases') ?? 'identity:1,identity:64,simulated_gpu:64').split(',').map((entry) => {
+// A bare number (the older form, `batcher-server-cpu.ts 64`) measures identity and simulated_gpu at that many rows.
+const rowsGiven = /^\d+$/.test(process.argv[2] ?? '') ? process.argv[2] : undefined;
+const defaultCases = rowsGiven
+  ? `identity:${rowsGiven},simulated_gpu:${rowsGiven}`
+  : 'identity:1,identity:64,simulated_gpu:64';
+const cases = (flag('cases') ?? defaultCases).split(',').map((entry) => {
   const [model = 'identity', rows = '1'] = entry.split(':');
   return { model, rows: Number(rows) };
 });
@@ -73,8 +78,9 @@ async function window(arm: Arm, model: string, rows: number, n: number) {
   };
 }
 
-// Warm-up: every case on every server, so the JIT has seen each path before measuring.
-for (const arm of arms) for (const { model, rows } of cases) await window(arm, model, rows, 200);
+// Warm-up: every case on every server, so the JIT has optimised each path before measuring (with
+// 200 calls the first round still read 2–3× the others).
+for (const arm of arms) for (const { model, rows } of cases) await window(arm, model, rows, 1000);
 
 const results = new Map<string, { serverUs: number[]; clientUs: number[]; wallMs: number[] }>();
 const key = (transport: string, model: string, rows: number) => `${model}:${rows}:${transport}`;
