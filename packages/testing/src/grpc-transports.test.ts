@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { deflate, gzip } from 'node:zlib';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { createTritonClient, type InfergateError } from '@infergate/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GrpcTransportKind } from './grpc-listener.js';
 import { MAX_CONCURRENT_STREAMS } from './h2-grpc-listener.js';
@@ -159,6 +160,34 @@ describe.each(['http2', 'grpc-js'] as const)('the %s transport', (transport: Grp
     expect(answer.grpcStatus).toBe('4');
     await waitFor(() => server.cancellations('fail') === before + 1);
     expect(server.stats('fail').inFlight).toBe(0);
+  });
+
+  it('ends a ModelStreamInfer stream at its grpc-timeout and cancels the request in progress', async () => {
+    const before = server.cancellations('fail');
+    const answer = await rawCall(session, 'ModelStreamInfer', [frame(failRequest({ delay_ms: 30_000 }))], {
+      'grpc-timeout': '100m',
+    });
+    expect(answer.grpcStatus).toBe('4');
+    await waitFor(() => server.cancellations('fail') === before + 1);
+    expect(server.stats('fail').inFlight).toBe(0);
+  });
+
+  it('stop() drops the calls still running after stopGraceMs and aborts their execution', async () => {
+    const own = await startTestServer({ transport, stopGraceMs: 200 });
+    const client = createTritonClient({ url: own.url });
+    try {
+      const call = client.infer('fail', [], { parameters: { fail_code: 0, delay_ms: 30_000 } }).then(
+        () => 'OK',
+        (error: InfergateError) => error.code,
+      );
+      await waitFor(() => own.stats('fail').inFlight === 1);
+      await own.stop();
+      expect(own.listening).toBe(false);
+      expect(await call).toBe('UNAVAILABLE');
+      await waitFor(() => own.stats('fail').inFlight === 0);
+    } finally {
+      await client.close();
+    }
   });
 
   it('accepts gzip and deflate requests and records their encoding', async () => {
