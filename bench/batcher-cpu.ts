@@ -3,19 +3,25 @@
 // server), and, with --grpc, the same through gRPC against the reference server's `simulated_gpu`
 // (in this process, so its CPU counts too). Prints items/s and process CPU µs per item per arm.
 //   node scripts/bootstrap.mjs --dist bench/batcher-cpu.ts [--seconds 2] [--rounds 3] [--concurrency 64] [--grpc | --url host:port]
+//   --flush adaptive|fixed: only that policy's arms (both by default).
 //   --compare <dir>: also runs arms from another build of @infergate/batcher (its dist/ directory,
 //   copied inside packages/batcher/ so that it resolves @infergate/core), interleaved with these.
 //   To compare with an older commit (then delete .dist-old):
 //     git checkout <commit> -- packages/batcher/src && (cd packages/batcher && npx tsup && cp -r dist .dist-old)
 //     git checkout HEAD -- packages/batcher/src && (cd packages/batcher && npx tsup)
 //     node --import tsx bench/batcher-cpu.ts --compare packages/batcher/.dist-old
-// For a profile: node --cpu-prof --import tsx bench/batcher-cpu.ts (from the repository root).
+// For a profile: node --cpu-prof --import tsx bench/batcher-cpu.ts (from the repository root), or
+//   --profile FILE: a CPU profile (node:inspector) of the adaptive arm's windows in the last round
+//   only, without module loading or the other arms; read it per cycle with bench/profile-summary.mjs
+//   FILE <executions>, the count the run prints.
 //   --servers built,source: gRPC against `infergate serve-test` in its own process, one per entry (the
 //   built CLI under node, or its source under tsx), arms interleaved; prints the server's CPU per item
 //   too (/proc), the figure that shows what the server costs on a 2-core machine.
 // Against a server (--grpc, --url or --servers) it also prints the per-cycle breakdown from the
 // model's statistics: executions, the model's compute time per execution (the simulated GPU's wall
 // time), the time between executions, and client and server CPU per execution.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -80,7 +86,9 @@ if (compare !== undefined) {
   };
   builds.unshift([' (--compare)', other.createMicroBatcher]);
 }
-const arms = (['fixed', 'adaptive'] as const).flatMap((flush) =>
+// --flush adaptive (or fixed): that policy's arms only.
+const policies = (['fixed', 'adaptive'] as const).filter((flush) => (flag('flush') ?? flush) === flush);
+const arms = policies.flatMap((flush) =>
   builds.flatMap(([label, create]) =>
     targets.map((target) => {
       const base =
@@ -103,6 +111,7 @@ const arms = (['fixed', 'adaptive'] as const).flatMap((flush) =>
         batches: 0,
         executions: 0,
         computeMs: 0,
+        userUs: 0,
       };
     }),
   ),
@@ -123,8 +132,18 @@ const call = (batcher: MicroBatcher) =>
     ]),
   );
 for (const arm of arms) await closedLoopWindow(() => call(arm.batcher), concurrency, 1000);
+const profileFile = flag('profile');
+const profiler = profileFile === undefined ? undefined : new Session();
+let profiledExecutions = 0;
 for (let round = 0; round < rounds; round++) {
   for (const arm of arms) {
+    const profiling = profiler !== undefined && round === rounds - 1 && arm === arms[arms.length - 1];
+    if (profiling) {
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
+      await profiler.post('Profiler.start');
+    }
     const before = arm.batcher.stats();
     const counters = await serverCounters(arm.base);
     const cpu = process.cpuUsage();
@@ -132,13 +151,20 @@ for (let round = 0; round < rounds; round++) {
     const started = performance.now();
     const window = await closedLoopWindow(() => call(arm.batcher), concurrency, seconds * 1000);
     const used = process.cpuUsage(cpu);
+    if (profiling) {
+      const { profile } = await profiler.post('Profiler.stop');
+      profiler.disconnect();
+      writeFileSync(profileFile as string, JSON.stringify(profile));
+    }
     if (arm.child !== undefined) arm.serverMs += childCpuMs(arm.child) - serverCpu;
     arm.ms += performance.now() - started;
     arm.cpuUs += used.user + used.system;
+    arm.userUs += used.user;
     arm.items += window.completed;
     const after = arm.batcher.stats();
     const countersAfter = await serverCounters(arm.base);
     arm.executions += countersAfter.executions - counters.executions;
+    if (profiling) profiledExecutions = countersAfter.executions - counters.executions;
     arm.computeMs += countersAfter.computeMs - counters.computeMs;
     arm.rows += after.rows - before.rows;
     arm.batches += after.batches - before.batches;
@@ -158,13 +184,18 @@ for (const arm of arms) {
     const compute = arm.computeMs / arm.executions;
     console.log(
       `  per execution: cycle ${cycle.toFixed(3)} ms = model compute ${compute.toFixed(3)} ms + between ${(cycle - compute).toFixed(3)} ms; ` +
-        `client CPU ${(arm.cpuUs / 1000 / arm.executions).toFixed(3)} ms` +
+        `client CPU ${(arm.cpuUs / 1000 / arm.executions).toFixed(3)} ms (user ${(arm.userUs / 1000 / arm.executions).toFixed(3)})` +
         (arm.child === undefined ? '' : `, server CPU ${(arm.serverMs / arm.executions).toFixed(3)} ms`) +
         `; ${(arm.rows / arm.executions).toFixed(1)} rows per execution`,
     );
   }
   await arm.batcher.close();
   await arm.base?.close();
+}
+if (profileFile !== undefined) {
+  console.log(
+    `profile of ${arms[arms.length - 1]?.name}, last round: ${profileFile}, ${profiledExecutions} executions`,
+  );
 }
 await server?.stop();
 for (const { child } of children) {

@@ -106,6 +106,39 @@ describe('flush policies', () => {
     await batcher.close();
   });
 
+  it('adaptive (fill): a held batch that fills is sent and leaves no wake-up timer behind', async () => {
+    const transport = new EchoTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, {
+      maxInFlightBatches: 1,
+      models: { m: { maxBatchSize: 8 } },
+    });
+    let running = true;
+    const callers = Array.from({ length: 8 }, (_, seed) =>
+      (async () => {
+        while (running) await batcher.infer(one(seed));
+      })(),
+    );
+    // Closed-loop callers: the batcher learns the round trip and that every caller comes back, so
+    // each answered batch's callers are held for until all eight are back, then go as one batch.
+    for (let round = 0; round < 6; round++) {
+      await vi.advanceTimersByTimeAsync(2);
+      transport.release();
+      await vi.advanceTimersByTimeAsync(0);
+    }
+    expect(transport.calls.slice(-3).map((call) => call.rows)).toEqual([8, 8, 8]);
+    expect(transport.held).toBe(1);
+    // The full batch is in flight and nothing is queued: no timer is left to wake the process while
+    // it waits (the hold's wake-up used to stay armed and fire once per batch, for nothing).
+    expect(batcher.stats().queued).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+    running = false;
+    transport.release();
+    await vi.advanceTimersByTimeAsync(20);
+    transport.release();
+    await Promise.all(callers);
+    await batcher.close();
+  });
+
   it('adaptive (measure): eager in front of a server that batches, fill once its statistics show queueing', async () => {
     const transport = new EchoTransport();
     let counters = { requests: 0, executions: 0, queueUs: 0, computeUs: 0 };

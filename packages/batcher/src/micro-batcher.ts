@@ -313,6 +313,9 @@ export class MicroBatcher implements InferTransport {
       const calls = this.#take(lane, bucket, at);
       if (calls.length > 0) this.#dispatch(lane, calls, at);
     }
+    // A held batch that filled has gone: with nothing queued its wake-up would only fire (and wake
+    // the process while it waits for the answer) to find an empty queue, once per batch.
+    if (plan && lane.buckets.size === 0) lane.clearHold();
     if (!waitForDelay || lane.inFlight >= lane.slots) return;
     for (const bucket of lane.buckets.values()) {
       const oldest = bucket.queue.oldest();
