@@ -112,6 +112,11 @@ const arms = policies.flatMap((flush) =>
         executions: 0,
         computeMs: 0,
         userUs: 0,
+        /** Per round: cycle ms and client CPU ms per execution (for medians and side-by-side ratios). */
+        perRound: [] as { cycleMs: number; cpuMs: number }[],
+        flush,
+        build: label,
+        target: target.label,
       };
     }),
   ),
@@ -151,19 +156,27 @@ for (let round = 0; round < rounds; round++) {
     const started = performance.now();
     const window = await closedLoopWindow(() => call(arm.batcher), concurrency, seconds * 1000);
     const used = process.cpuUsage(cpu);
+    const elapsed = performance.now() - started;
     if (profiling) {
       const { profile } = await profiler.post('Profiler.stop');
       profiler.disconnect();
       writeFileSync(profileFile as string, JSON.stringify(profile));
     }
     if (arm.child !== undefined) arm.serverMs += childCpuMs(arm.child) - serverCpu;
-    arm.ms += performance.now() - started;
+    arm.ms += elapsed;
     arm.cpuUs += used.user + used.system;
     arm.userUs += used.user;
     arm.items += window.completed;
     const after = arm.batcher.stats();
     const countersAfter = await serverCounters(arm.base);
-    arm.executions += countersAfter.executions - counters.executions;
+    const executions = countersAfter.executions - counters.executions;
+    arm.executions += executions;
+    if (executions > 0) {
+      arm.perRound.push({
+        cycleMs: elapsed / executions,
+        cpuMs: (used.user + used.system) / 1000 / executions,
+      });
+    }
     if (profiling) profiledExecutions = countersAfter.executions - counters.executions;
     arm.computeMs += countersAfter.computeMs - counters.computeMs;
     arm.rows += after.rows - before.rows;
@@ -191,6 +204,38 @@ for (const arm of arms) {
   }
   await arm.batcher.close();
   await arm.base?.close();
+}
+const middle = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[half] as number)
+    : ((sorted[half - 1] as number) + (sorted[half] as number)) / 2;
+};
+for (const arm of arms) {
+  if (arm.perRound.length === 0) continue;
+  console.log(
+    `${arm.name}: median of ${arm.perRound.length} rounds: cycle ${middle(arm.perRound.map((r) => r.cycleMs)).toFixed(3)} ms, ` +
+      `client CPU ${middle(arm.perRound.map((r) => r.cpuMs)).toFixed(3)} ms per execution`,
+  );
+  // Side by side: this build's arm ÷ the --compare build's, round by round (the same machine load).
+  const other = arms.find(
+    (candidate) => candidate.build !== '' && candidate.flush === arm.flush && candidate.target === arm.target,
+  );
+  if (arm.build !== '' || other === undefined) continue;
+  const rounds = Math.min(arm.perRound.length, other.perRound.length);
+  const ratio = (pick: (round: { cycleMs: number; cpuMs: number }) => number) =>
+    middle(
+      Array.from(
+        { length: rounds },
+        (_, index) =>
+          pick(arm.perRound[index] as { cycleMs: number; cpuMs: number }) /
+          pick(other.perRound[index] as { cycleMs: number; cpuMs: number }),
+      ),
+    );
+  console.log(
+    `  ${arm.name} ÷ ${other.name}, median of ${rounds} per-round ratios: cycle ${ratio((r) => r.cycleMs).toFixed(3)}, client CPU per execution ${ratio((r) => r.cpuMs).toFixed(3)}`,
+  );
 }
 if (profileFile !== undefined) {
   console.log(

@@ -304,7 +304,13 @@ export class MicroBatcher implements InferTransport {
       if (bucket === undefined) break;
       if (plan) {
         const oldest = bucket.queue.oldest() as PendingCall;
-        const wakeAt = lane.planner.hold(at, bucket.queue.rows, oldest.enqueuedAt, lane.inFlight);
+        const wakeAt = lane.planner.hold(
+          at,
+          bucket.queue.rows,
+          oldest.enqueuedAt,
+          lane.inFlight,
+          lane.turnEnded,
+        );
         if (wakeAt !== undefined) {
           lane.holdUntil(wakeAt, at, () => this.#pump(lane));
           break;

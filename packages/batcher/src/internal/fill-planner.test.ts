@@ -87,6 +87,23 @@ describe('fill planner (adaptive policy arithmetic)', () => {
     expect(planner.hold(101, 1, 99, 0)).toBeUndefined();
   });
 
+  it("with a share under 1, decides at the end of the turn while an answered batch's callers come back", () => {
+    const planner = warmed(8);
+    // A pause: the next window brings nobody back, and the share drops to 0.8.
+    planner.answered(120, 8, 4);
+    planner.arrived(130, 0);
+    expect(planner.returnShare).toBeCloseTo(0.8, 9);
+    planner.answered(140, 8, 4);
+    planner.arrived(140.1, 6);
+    // 0.8 × 8 rounded up from 0.8 of a row is 6: that many have come back, two of 8 have not.
+    expect(planner.expectedRows(140.1)).toBe(0);
+    expect(planner.hold(140.1, 6, 140.1, 0)).toBe(140.1);
+    // The end-of-turn decision sends; so does one with every row back.
+    expect(planner.hold(140.1, 6, 140.1, 0, true)).toBeUndefined();
+    planner.arrived(140.1, 2);
+    expect(planner.hold(140.1, 8, 140.1, 0)).toBeUndefined();
+  });
+
   it('does not wait for callers that do not come back (open-loop arrivals)', () => {
     const planner = warmed(8, { returned: 0 });
     planner.answered(100, 8, 4);
