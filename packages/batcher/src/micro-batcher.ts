@@ -32,6 +32,9 @@ export interface CloseOptions {
 
 const now = () => performance.now();
 
+/** The options of a call made without any (shared, never written). */
+const NO_OPTIONS: CallOptions = Object.freeze({});
+
 /**
  * A client-side micro-batcher that is itself an `InferTransport`: concurrent `infer` calls that can
  * share a batch are concatenated along the batch dimension, sent as one request to the inner
@@ -66,7 +69,7 @@ export class MicroBatcher implements InferTransport {
     );
   }
 
-  infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
+  infer(request: InferRequest, options: CallOptions = NO_OPTIONS): Promise<InferResponse> {
     try {
       if (this.#closed) throw batcherErrors.closed();
       if (options.signal?.aborted) throw abortError(options.signal, { model: request.model });
@@ -231,44 +234,44 @@ export class MicroBatcher implements InferTransport {
     options: CallOptions,
     call: BatchShape,
   ): Promise<InferResponse> {
-    return new Promise<InferResponse>((resolve, reject) => {
-      const enqueuedAt = now();
-      const pending = new PendingCall({
-        request,
-        options,
-        tenant: options.tenant ?? 'default',
-        rows: call.rows,
-        bytes: call.bytes,
-        enqueuedAt,
-        deadline: options.timeoutMs === undefined ? undefined : enqueuedAt + options.timeoutMs,
-        link: this.#telemetry.enabled ? trace.getActiveSpan()?.spanContext() : undefined,
-        resolve,
-        reject,
-      });
-      const { signal, timeoutMs } = options;
-      const onAbort = signal
-        ? () => this.#leave(lane, bucket, pending, abortError(signal, { model: request.model }))
-        : undefined;
-      const timer =
-        timeoutMs === undefined
-          ? undefined
-          : setTimeout(
-              () =>
-                this.#leave(lane, bucket, pending, batcherErrors.deadlinePassed(request.model, timeoutMs)),
-              timeoutMs,
-            );
-      if (onAbort !== undefined || timer !== undefined) {
-        if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });
-        pending.onSettle(() => {
-          if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
-          if (timer !== undefined) clearTimeout(timer);
-        });
-      }
-      bucket.queue.push(pending);
-      this.#queuedItems += 1;
-      this.#queuedBytes += pending.bytes;
-      lane.planner.arrived(enqueuedAt, pending.rows);
-      this.#pump(lane, enqueuedAt);
+    const enqueuedAt = now();
+    const { signal, timeoutMs } = options;
+    const pending = new PendingCall(
+      request,
+      options,
+      call.rows,
+      call.bytes,
+      enqueuedAt,
+      this.#telemetry.enabled ? trace.getActiveSpan()?.spanContext() : undefined,
+    );
+    const answer = pending.answer;
+    if (signal !== undefined || timeoutMs !== undefined) this.#watch(lane, bucket, pending);
+    bucket.queue.push(pending);
+    this.#queuedItems += 1;
+    this.#queuedBytes += pending.bytes;
+    lane.planner.arrived(enqueuedAt, pending.rows);
+    this.#pump(lane, enqueuedAt);
+    return answer;
+  }
+
+  /** A call that can leave early: its abort listener and deadline timer, undone when it settles. */
+  #watch(lane: Lane, bucket: Bucket, pending: PendingCall): void {
+    const { request, options } = pending;
+    const { signal, timeoutMs } = options;
+    const onAbort = signal
+      ? () => this.#leave(lane, bucket, pending, abortError(signal, { model: request.model }))
+      : undefined;
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(
+            () => this.#leave(lane, bucket, pending, batcherErrors.deadlinePassed(request.model, timeoutMs)),
+            timeoutMs,
+          );
+    if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });
+    pending.onSettle(() => {
+      if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
+      if (timer !== undefined) clearTimeout(timer);
     });
   }
 
