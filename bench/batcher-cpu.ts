@@ -113,7 +113,7 @@ const arms = policies.flatMap((flush) =>
         computeMs: 0,
         userUs: 0,
         /** Per round: cycle ms and client CPU ms per execution (for medians and side-by-side ratios). */
-        perRound: [] as { cycleMs: number; cpuMs: number }[],
+        perRound: [] as Round[],
         flush,
         build: label,
         target: target.label,
@@ -152,10 +152,12 @@ for (let round = 0; round < rounds; round++) {
     const before = arm.batcher.stats();
     const counters = await serverCounters(arm.base);
     const cpu = process.cpuUsage();
+    const switches = process.resourceUsage().voluntaryContextSwitches;
     const serverCpu = arm.child === undefined ? 0 : childCpuMs(arm.child);
     const started = performance.now();
     const window = await closedLoopWindow(() => call(arm.batcher), concurrency, seconds * 1000);
     const used = process.cpuUsage(cpu);
+    const sleeps = process.resourceUsage().voluntaryContextSwitches - switches;
     const elapsed = performance.now() - started;
     if (profiling) {
       const { profile } = await profiler.post('Profiler.stop');
@@ -173,8 +175,10 @@ for (let round = 0; round < rounds; round++) {
     arm.executions += executions;
     if (executions > 0) {
       arm.perRound.push({
+        itemsPerSec: (window.completed / elapsed) * 1000,
         cycleMs: elapsed / executions,
         cpuMs: (used.user + used.system) / 1000 / executions,
+        sleeps: sleeps / executions,
       });
     }
     if (profiling) profiledExecutions = countersAfter.executions - counters.executions;
@@ -205,6 +209,13 @@ for (const arm of arms) {
   await arm.batcher.close();
   await arm.base?.close();
 }
+interface Round {
+  itemsPerSec: number;
+  /** Times the client's main thread went to sleep (voluntary context switches), per execution. */
+  sleeps: number;
+  cycleMs: number;
+  cpuMs: number;
+}
 const middle = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const half = Math.floor(sorted.length / 2);
@@ -215,8 +226,8 @@ const middle = (values: number[]) => {
 for (const arm of arms) {
   if (arm.perRound.length === 0) continue;
   console.log(
-    `${arm.name}: median of ${arm.perRound.length} rounds: cycle ${middle(arm.perRound.map((r) => r.cycleMs)).toFixed(3)} ms, ` +
-      `client CPU ${middle(arm.perRound.map((r) => r.cpuMs)).toFixed(3)} ms per execution`,
+    `${arm.name}: median of ${arm.perRound.length} rounds: ${middle(arm.perRound.map((r) => r.itemsPerSec)).toFixed(0)} items/s, cycle ${middle(arm.perRound.map((r) => r.cycleMs)).toFixed(3)} ms, ` +
+      `client CPU ${middle(arm.perRound.map((r) => r.cpuMs)).toFixed(3)} ms and ${middle(arm.perRound.map((r) => r.sleeps)).toFixed(2)} sleeps (voluntary context switches) per execution`,
   );
   // Side by side: this build's arm ÷ the --compare build's, round by round (the same machine load).
   const other = arms.find(
@@ -224,17 +235,15 @@ for (const arm of arms) {
   );
   if (arm.build !== '' || other === undefined) continue;
   const rounds = Math.min(arm.perRound.length, other.perRound.length);
-  const ratio = (pick: (round: { cycleMs: number; cpuMs: number }) => number) =>
+  const ratio = (pick: (round: Round) => number) =>
     middle(
       Array.from(
         { length: rounds },
-        (_, index) =>
-          pick(arm.perRound[index] as { cycleMs: number; cpuMs: number }) /
-          pick(other.perRound[index] as { cycleMs: number; cpuMs: number }),
+        (_, index) => pick(arm.perRound[index] as Round) / pick(other.perRound[index] as Round),
       ),
     );
   console.log(
-    `  ${arm.name} ÷ ${other.name}, median of ${rounds} per-round ratios: cycle ${ratio((r) => r.cycleMs).toFixed(3)}, client CPU per execution ${ratio((r) => r.cpuMs).toFixed(3)}`,
+    `  ${arm.name} ÷ ${other.name}, median of ${rounds} per-round ratios: items/s ${ratio((r) => r.itemsPerSec).toFixed(3)}, cycle ${ratio((r) => r.cycleMs).toFixed(3)}, client CPU per execution ${ratio((r) => r.cpuMs).toFixed(3)}`,
   );
 }
 if (profileFile !== undefined) {

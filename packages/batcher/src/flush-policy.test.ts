@@ -140,6 +140,17 @@ describe('flush policies', () => {
     // it waits (the hold's wake-up used to stay armed and fire once per batch, for nothing).
     expect(batcher.stats().queued).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
+    // The callers come back within the turn of the answer, so the hold never arms a timer at all
+    // (one armed and cleared per batch still wakes the process when it falls due).
+    const armed = vi.spyOn(globalThis, 'setTimeout');
+    for (let round = 0; round < 3; round++) {
+      await vi.advanceTimersByTimeAsync(2);
+      transport.release();
+      await vi.advanceTimersByTimeAsync(0);
+    }
+    expect(transport.calls.slice(-3).map((call) => call.rows)).toEqual([8, 8, 8]);
+    expect(armed).not.toHaveBeenCalled();
+    armed.mockRestore();
     running = false;
     transport.release();
     await vi.advanceTimersByTimeAsync(20);

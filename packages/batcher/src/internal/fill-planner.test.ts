@@ -43,8 +43,10 @@ describe('fill planner (adaptive policy arithmetic)', () => {
     planner.answered(100, 8, 4);
     planner.arrived(100.2, 3);
     expect(planner.expectedRows(100.2)).toBe(5);
-    // 3 of 8 queued, 5 expected: wait, at most until the window (one service time) closes.
-    expect(planner.hold(100.2, 3, 100.2, 0)).toBe(104);
+    // 3 of 8 queued, 5 expected. Callers are coming back: decide again at the end of this turn (`now`), then wait, at most
+    // until the window (one service time) closes.
+    expect(planner.hold(100.2, 3, 100.2, 0)).toBe(100.2);
+    expect(planner.hold(100.2, 3, 100.2, 0, true)).toBe(104);
     planner.arrived(100.4, 5);
     expect(planner.expectedRows(100.4)).toBe(0);
     expect(planner.hold(100.4, 8, 100.2, 0)).toBeUndefined();
@@ -61,7 +63,7 @@ describe('fill planner (adaptive policy arithmetic)', () => {
     // Arrivals count against the older window first.
     for (let call = 0; call < 6; call++) planner.arrived(100.6, 1);
     expect(planner.expectedRows(100.6)).toBe(7);
-    expect(planner.hold(100.6, 9, 100.1, 0)).toBe(104.5);
+    expect(planner.hold(100.6, 9, 100.1, 0, true)).toBe(104.5);
     // The older window closes at 104 with all its rows back; the newer one is still counted.
     expect(planner.expectedRows(104.2)).toBe(7);
     expect(planner.expectedRows(104.6)).toBe(0);
@@ -83,7 +85,7 @@ describe('fill planner (adaptive policy arithmetic)', () => {
     planner.answered(100, 8, 4);
     planner.arrived(100.1, 1);
     // The window is min(service 4 ms, delay 2 ms); the oldest call was queued at 99.
-    expect(planner.hold(100.1, 1, 99, 0)).toBe(101);
+    expect(planner.hold(100.1, 1, 99, 0, true)).toBe(101);
     expect(planner.hold(101, 1, 99, 0)).toBeUndefined();
   });
 

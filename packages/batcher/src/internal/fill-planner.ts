@@ -204,18 +204,21 @@ export class FillPlanner {
     if (expected < 1) return turnEnded || !this.#returning(now) ? undefined : now;
     const target = this.#target(queuedRows + expected);
     if (queuedRows >= target) return undefined;
-    return Math.min(latest, this.#openUntil(now));
+    // While callers are coming back, the rest of them usually arrive in this same turn: decide at
+    // its end, and arm a timer only if the batch must still wait then (at high load it rarely
+    // must, and a timer armed and cleared every batch still wakes the process when it falls due).
+    return turnEnded || !this.#returning(now) ? Math.min(latest, this.#openUntil(now)) : now;
   }
 
   /**
-   * Whether an open window's callers are still coming back: it expected some of them, they have
+   * Whether an open window's callers are coming back now: it expects some of them, some have
    * arrived, and not all of its rows have. Not with preferred batch sizes (a batch goes when it
    * reaches one, as Triton's batcher does).
    */
   #returning(now: number): boolean {
     if ((this.server?.preferredBatchSizes.length ?? 0) > 0) return false;
     for (const window of this.#windows) {
-      if (now > window.until || window.arrived >= window.rows) continue;
+      if (now > window.until || window.arrived === 0 || window.arrived >= window.rows) continue;
       if (this.#expectedOf(window) >= 1) return true;
     }
     return false;
