@@ -19,7 +19,11 @@
 //   too (/proc), the figure that shows what the server costs on a 2-core machine.
 // Against a server (--grpc, --url or --servers) it also prints the per-cycle breakdown from the
 // model's statistics: executions, the model's compute time per execution (the simulated GPU's wall
-// time), the time between executions, and client and server CPU per execution.
+// time), the time between executions, and client and server CPU per execution. Per arm it prints the
+// medians over rounds (items/s, cycle, client CPU and the client's sleeps per execution), how many
+// batches carried every caller and how the last window began; with --compare, this build's arm ÷
+// the other's, round by round.
+// The per-member "sleep" count is the process's voluntary context switches (all its threads).
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { resolve } from 'node:path';
@@ -93,12 +97,27 @@ const arms = policies.flatMap((flush) =>
     targets.map((target) => {
       const base =
         target.url === undefined ? undefined : createTritonClient({ url: target.url, enableGpuIpc: false });
-      const batcher: MicroBatcher = create(base?.grpc ?? memory, {
+      const inner = base?.grpc ?? memory;
+      // Rows of each batch sent in the current window (for the count of full batches).
+      const sizes: number[] = [];
+      const recorded: InferTransport = {
+        infer: (request, options) => {
+          sizes.push(request.inputs[0]?.shape[0] ?? 0);
+          return inner.infer(request, options);
+        },
+        stream: (request, options) => inner.stream(request, options),
+      };
+      const batcher: MicroBatcher = create(recorded, {
         flush,
         ...(base === undefined ? { models: { m: { maxBatchSize: 64 } } } : { client: base }),
       });
       const name = `${flush}${label}${target.label}`;
       return {
+        sizes,
+        full: 0,
+        sent: 0,
+        /** The first batches of the last window, to show how a window starts. */
+        firstSizes: [] as number[],
         name,
         base,
         batcher,
@@ -149,6 +168,7 @@ for (let round = 0; round < rounds; round++) {
       await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
       await profiler.post('Profiler.start');
     }
+    arm.sizes.length = 0;
     const before = arm.batcher.stats();
     const counters = await serverCounters(arm.base);
     const cpu = process.cpuUsage();
@@ -159,6 +179,9 @@ for (let round = 0; round < rounds; round++) {
     const used = process.cpuUsage(cpu);
     const sleeps = process.resourceUsage().voluntaryContextSwitches - switches;
     const elapsed = performance.now() - started;
+    arm.sent += arm.sizes.length;
+    arm.full += arm.sizes.filter((rows) => rows === concurrency).length;
+    arm.firstSizes = arm.sizes.slice(0, 30);
     if (profiling) {
       const { profile } = await profiler.post('Profiler.stop');
       profiler.disconnect();
@@ -228,6 +251,9 @@ for (const arm of arms) {
   console.log(
     `${arm.name}: median of ${arm.perRound.length} rounds: ${middle(arm.perRound.map((r) => r.itemsPerSec)).toFixed(0)} items/s, cycle ${middle(arm.perRound.map((r) => r.cycleMs)).toFixed(3)} ms, ` +
       `client CPU ${middle(arm.perRound.map((r) => r.cpuMs)).toFixed(3)} ms and ${middle(arm.perRound.map((r) => r.sleeps)).toFixed(2)} sleeps (voluntary context switches) per execution`,
+  );
+  console.log(
+    `  batches of all ${concurrency} callers: ${arm.full} of ${arm.sent}; the last window's first batches: ${arm.firstSizes.join(',')}`,
   );
   // Side by side: this build's arm ÷ the --compare build's, round by round (the same machine load).
   const other = arms.find(
