@@ -250,7 +250,9 @@ export class MicroBatcher implements InferTransport {
     this.#queuedItems += 1;
     this.#queuedBytes += pending.bytes;
     lane.planner.arrived(enqueuedAt, pending.rows);
-    this.#pump(lane, enqueuedAt);
+    // The lane decides at the end of this turn anyway (callers of an answered batch are coming
+    // back): a call that does not fill the batch leaves it to that decision, which sees it.
+    if (!lane.decidingAtTurnEnd || bucket.queue.rows >= lane.cap) this.#pump(lane, enqueuedAt);
     return answer;
   }
 

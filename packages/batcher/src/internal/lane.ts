@@ -95,6 +95,11 @@ export class Lane {
     this.#hold = { at, timer };
   }
 
+  /** Whether a decision is due at the end of this turn of the event loop. */
+  get decidingAtTurnEnd(): boolean {
+    return this.#turnEnd !== undefined;
+  }
+
   clearHold(): void {
     if (this.#hold !== undefined) clearTimeout(this.#hold.timer);
     this.#hold = undefined;
