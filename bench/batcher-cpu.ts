@@ -3,19 +3,29 @@
 // server), and, with --grpc, the same through gRPC against the reference server's `simulated_gpu`
 // (in this process, so its CPU counts too). Prints items/s and process CPU µs per item per arm.
 //   node scripts/bootstrap.mjs --dist bench/batcher-cpu.ts [--seconds 2] [--rounds 3] [--concurrency 64] [--grpc | --url host:port]
+//   --flush adaptive|fixed: only that policy's arms (both by default).
 //   --compare <dir>: also runs arms from another build of @infergate/batcher (its dist/ directory,
 //   copied inside packages/batcher/ so that it resolves @infergate/core), interleaved with these.
 //   To compare with an older commit (then delete .dist-old):
 //     git checkout <commit> -- packages/batcher/src && (cd packages/batcher && npx tsup && cp -r dist .dist-old)
 //     git checkout HEAD -- packages/batcher/src && (cd packages/batcher && npx tsup)
 //     node --import tsx bench/batcher-cpu.ts --compare packages/batcher/.dist-old
-// For a profile: node --cpu-prof --import tsx bench/batcher-cpu.ts (from the repository root).
+// For a profile: node --cpu-prof --import tsx bench/batcher-cpu.ts (from the repository root), or
+//   --profile FILE: a CPU profile (node:inspector) of the adaptive arm's windows in the last round
+//   only, without module loading or the other arms; read it per cycle with bench/profile-summary.mjs
+//   FILE <executions>, the count the run prints.
 //   --servers built,source: gRPC against `infergate serve-test` in its own process, one per entry (the
 //   built CLI under node, or its source under tsx), arms interleaved; prints the server's CPU per item
 //   too (/proc), the figure that shows what the server costs on a 2-core machine.
 // Against a server (--grpc, --url or --servers) it also prints the per-cycle breakdown from the
 // model's statistics: executions, the model's compute time per execution (the simulated GPU's wall
-// time), the time between executions, and client and server CPU per execution.
+// time), the time between executions, and client and server CPU per execution. Per arm it prints the
+// medians over rounds (items/s, cycle, client CPU and the client's sleeps per execution), how many
+// batches carried every caller and how the last window began; with --compare, this build's arm ÷
+// the other's, round by round.
+// The per-member "sleep" count is the process's voluntary context switches (all its threads).
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -80,17 +90,34 @@ if (compare !== undefined) {
   };
   builds.unshift([' (--compare)', other.createMicroBatcher]);
 }
-const arms = (['fixed', 'adaptive'] as const).flatMap((flush) =>
+// --flush adaptive (or fixed): that policy's arms only.
+const policies = (['fixed', 'adaptive'] as const).filter((flush) => (flag('flush') ?? flush) === flush);
+const arms = policies.flatMap((flush) =>
   builds.flatMap(([label, create]) =>
     targets.map((target) => {
       const base =
         target.url === undefined ? undefined : createTritonClient({ url: target.url, enableGpuIpc: false });
-      const batcher: MicroBatcher = create(base?.grpc ?? memory, {
+      const inner = base?.grpc ?? memory;
+      // Rows of each batch sent in the current window (for the count of full batches).
+      const sizes: number[] = [];
+      const recorded: InferTransport = {
+        infer: (request, options) => {
+          sizes.push(request.inputs[0]?.shape[0] ?? 0);
+          return inner.infer(request, options);
+        },
+        stream: (request, options) => inner.stream(request, options),
+      };
+      const batcher: MicroBatcher = create(recorded, {
         flush,
         ...(base === undefined ? { models: { m: { maxBatchSize: 64 } } } : { client: base }),
       });
       const name = `${flush}${label}${target.label}`;
       return {
+        sizes,
+        full: 0,
+        sent: 0,
+        /** The first batches of the last window, to show how a window starts. */
+        firstSizes: [] as number[],
         name,
         base,
         batcher,
@@ -103,6 +130,12 @@ const arms = (['fixed', 'adaptive'] as const).flatMap((flush) =>
         batches: 0,
         executions: 0,
         computeMs: 0,
+        userUs: 0,
+        /** Per round: cycle ms and client CPU ms per execution (for medians and side-by-side ratios). */
+        perRound: [] as Round[],
+        flush,
+        build: label,
+        target: target.label,
       };
     }),
   ),
@@ -123,22 +156,55 @@ const call = (batcher: MicroBatcher) =>
     ]),
   );
 for (const arm of arms) await closedLoopWindow(() => call(arm.batcher), concurrency, 1000);
+const profileFile = flag('profile');
+const profiler = profileFile === undefined ? undefined : new Session();
+let profiledExecutions = 0;
 for (let round = 0; round < rounds; round++) {
   for (const arm of arms) {
+    const profiling = profiler !== undefined && round === rounds - 1 && arm === arms[arms.length - 1];
+    if (profiling) {
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
+      await profiler.post('Profiler.start');
+    }
+    arm.sizes.length = 0;
     const before = arm.batcher.stats();
     const counters = await serverCounters(arm.base);
     const cpu = process.cpuUsage();
+    const switches = process.resourceUsage().voluntaryContextSwitches;
     const serverCpu = arm.child === undefined ? 0 : childCpuMs(arm.child);
     const started = performance.now();
     const window = await closedLoopWindow(() => call(arm.batcher), concurrency, seconds * 1000);
     const used = process.cpuUsage(cpu);
+    const sleeps = process.resourceUsage().voluntaryContextSwitches - switches;
+    const elapsed = performance.now() - started;
+    arm.sent += arm.sizes.length;
+    arm.full += arm.sizes.filter((rows) => rows === concurrency).length;
+    arm.firstSizes = arm.sizes.slice(0, 30);
+    if (profiling) {
+      const { profile } = await profiler.post('Profiler.stop');
+      profiler.disconnect();
+      writeFileSync(profileFile as string, JSON.stringify(profile));
+    }
     if (arm.child !== undefined) arm.serverMs += childCpuMs(arm.child) - serverCpu;
-    arm.ms += performance.now() - started;
+    arm.ms += elapsed;
     arm.cpuUs += used.user + used.system;
+    arm.userUs += used.user;
     arm.items += window.completed;
     const after = arm.batcher.stats();
     const countersAfter = await serverCounters(arm.base);
-    arm.executions += countersAfter.executions - counters.executions;
+    const executions = countersAfter.executions - counters.executions;
+    arm.executions += executions;
+    if (executions > 0) {
+      arm.perRound.push({
+        itemsPerSec: (window.completed / elapsed) * 1000,
+        cycleMs: elapsed / executions,
+        cpuMs: (used.user + used.system) / 1000 / executions,
+        sleeps: sleeps / executions,
+      });
+    }
+    if (profiling) profiledExecutions = countersAfter.executions - counters.executions;
     arm.computeMs += countersAfter.computeMs - counters.computeMs;
     arm.rows += after.rows - before.rows;
     arm.batches += after.batches - before.batches;
@@ -158,13 +224,58 @@ for (const arm of arms) {
     const compute = arm.computeMs / arm.executions;
     console.log(
       `  per execution: cycle ${cycle.toFixed(3)} ms = model compute ${compute.toFixed(3)} ms + between ${(cycle - compute).toFixed(3)} ms; ` +
-        `client CPU ${(arm.cpuUs / 1000 / arm.executions).toFixed(3)} ms` +
+        `client CPU ${(arm.cpuUs / 1000 / arm.executions).toFixed(3)} ms (user ${(arm.userUs / 1000 / arm.executions).toFixed(3)})` +
         (arm.child === undefined ? '' : `, server CPU ${(arm.serverMs / arm.executions).toFixed(3)} ms`) +
         `; ${(arm.rows / arm.executions).toFixed(1)} rows per execution`,
     );
   }
   await arm.batcher.close();
   await arm.base?.close();
+}
+interface Round {
+  itemsPerSec: number;
+  /** Times the client's main thread went to sleep (voluntary context switches), per execution. */
+  sleeps: number;
+  cycleMs: number;
+  cpuMs: number;
+}
+const middle = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[half] as number)
+    : ((sorted[half - 1] as number) + (sorted[half] as number)) / 2;
+};
+for (const arm of arms) {
+  if (arm.perRound.length === 0) continue;
+  console.log(
+    `${arm.name}: median of ${arm.perRound.length} rounds: ${middle(arm.perRound.map((r) => r.itemsPerSec)).toFixed(0)} items/s, cycle ${middle(arm.perRound.map((r) => r.cycleMs)).toFixed(3)} ms, ` +
+      `client CPU ${middle(arm.perRound.map((r) => r.cpuMs)).toFixed(3)} ms and ${middle(arm.perRound.map((r) => r.sleeps)).toFixed(2)} sleeps (voluntary context switches) per execution`,
+  );
+  console.log(
+    `  batches of all ${concurrency} callers: ${arm.full} of ${arm.sent}; the last window's first batches: ${arm.firstSizes.join(',')}`,
+  );
+  // Side by side: this build's arm ÷ the --compare build's, round by round (the same machine load).
+  const other = arms.find(
+    (candidate) => candidate.build !== '' && candidate.flush === arm.flush && candidate.target === arm.target,
+  );
+  if (arm.build !== '' || other === undefined) continue;
+  const rounds = Math.min(arm.perRound.length, other.perRound.length);
+  const ratio = (pick: (round: Round) => number) =>
+    middle(
+      Array.from(
+        { length: rounds },
+        (_, index) => pick(arm.perRound[index] as Round) / pick(other.perRound[index] as Round),
+      ),
+    );
+  console.log(
+    `  ${arm.name} ÷ ${other.name}, median of ${rounds} per-round ratios: items/s ${ratio((r) => r.itemsPerSec).toFixed(3)}, cycle ${ratio((r) => r.cycleMs).toFixed(3)}, client CPU per execution ${ratio((r) => r.cpuMs).toFixed(3)}`,
+  );
+}
+if (profileFile !== undefined) {
+  console.log(
+    `profile of ${arms[arms.length - 1]?.name}, last round: ${profileFile}, ${profiledExecutions} executions`,
+  );
 }
 await server?.stop();
 for (const { child } of children) {

@@ -3,7 +3,16 @@ import { EchoTransport, fp32, requestOf } from './internal/testing/echo-transpor
 import { createMicroBatcher } from './micro-batcher.js';
 
 const FAKE = {
-  toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance', 'Date'],
+  toFake: [
+    'setTimeout',
+    'clearTimeout',
+    'setInterval',
+    'clearInterval',
+    'setImmediate',
+    'clearImmediate',
+    'performance',
+    'Date',
+  ],
 } as const;
 
 function one(seed: number) {
@@ -103,6 +112,99 @@ describe('flush policies', () => {
     const lane = batcher.stats().lanes.m;
     expect(lane?.mode).toBe('fill');
     expect(lane?.returnShare).toBeGreaterThan(0.9);
+    await batcher.close();
+  });
+
+  it('adaptive (fill): a held batch that fills is sent and leaves no wake-up timer behind', async () => {
+    const transport = new EchoTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, {
+      maxInFlightBatches: 1,
+      models: { m: { maxBatchSize: 8 } },
+    });
+    let running = true;
+    const callers = Array.from({ length: 8 }, (_, seed) =>
+      (async () => {
+        while (running) await batcher.infer(one(seed));
+      })(),
+    );
+    // Closed-loop callers: the batcher learns the round trip and that every caller comes back, so
+    // each answered batch's callers are held for until all eight are back, then go as one batch.
+    for (let round = 0; round < 6; round++) {
+      await vi.advanceTimersByTimeAsync(2);
+      transport.release();
+      await vi.advanceTimersByTimeAsync(0);
+    }
+    expect(transport.calls.slice(-3).map((call) => call.rows)).toEqual([8, 8, 8]);
+    expect(transport.held).toBe(1);
+    // The full batch is in flight and nothing is queued: no timer is left to wake the process while
+    // it waits (the hold's wake-up used to stay armed and fire once per batch, for nothing).
+    expect(batcher.stats().queued).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+    // The callers come back within the turn of the answer, so the hold never arms a timer at all
+    // (one armed and cleared per batch still wakes the process when it falls due).
+    const armed = vi.spyOn(globalThis, 'setTimeout');
+    for (let round = 0; round < 3; round++) {
+      await vi.advanceTimersByTimeAsync(2);
+      transport.release();
+      await vi.advanceTimersByTimeAsync(0);
+    }
+    expect(transport.calls.slice(-3).map((call) => call.rows)).toEqual([8, 8, 8]);
+    expect(armed).not.toHaveBeenCalled();
+    armed.mockRestore();
+    running = false;
+    transport.release();
+    await vi.advanceTimersByTimeAsync(20);
+    transport.release();
+    await Promise.all(callers);
+    await batcher.close();
+  });
+
+  it('adaptive (fill): after a pause, callers split into two groups merge again in one batch', async () => {
+    const transport = new EchoTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, {
+      maxInFlightBatches: 2,
+      models: { m: { maxBatchSize: 8 } },
+    });
+    let running = true;
+    const start = () =>
+      Array.from({ length: 8 }, (_, seed) =>
+        (async () => {
+          while (running) await batcher.infer(one(seed));
+        })(),
+      );
+    let callers = start();
+    for (let round = 0; round < 6; round++) {
+      await vi.advanceTimersByTimeAsync(2);
+      transport.release();
+      await vi.advanceTimersByTimeAsync(0);
+    }
+    expect(transport.calls.at(-1)?.rows).toBe(8);
+    // The callers pause: the last batch's answer brings nobody back, and the learned share drops.
+    running = false;
+    transport.release();
+    await Promise.all(callers);
+    await vi.advanceTimersByTimeAsync(50);
+    running = true;
+    const before = transport.calls.length;
+    callers = start();
+    // The first caller goes alone; the other seven wait for it until their delay is up, then take
+    // the second slot: two groups, 1 and 7.
+    await vi.advanceTimersByTimeAsync(10);
+    expect(transport.calls.slice(before).map((call) => call.rows)).toEqual([1, 7]);
+    transport.release(1);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(batcher.stats().lanes.m?.returnShare).toBeLessThan(0.9);
+    // The seven are answered; all of them come back in the same turn and join the one waiting. With
+    // the share under 1, sending once the share's count had arrived left one or two behind (7, 1).
+    transport.release(1);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(transport.calls.slice(before).map((call) => call.rows)).toEqual([1, 7, 8]);
+    running = false;
+    for (let round = 0; round < 10 && transport.held > 0; round++) {
+      transport.release();
+      await vi.advanceTimersByTimeAsync(20);
+    }
+    await Promise.all(callers);
     await batcher.close();
   });
 

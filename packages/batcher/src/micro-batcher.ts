@@ -32,6 +32,9 @@ export interface CloseOptions {
 
 const now = () => performance.now();
 
+/** The options of a call made without any (shared, never written). */
+const NO_OPTIONS: CallOptions = Object.freeze({});
+
 /**
  * A client-side micro-batcher that is itself an `InferTransport`: concurrent `infer` calls that can
  * share a batch are concatenated along the batch dimension, sent as one request to the inner
@@ -66,7 +69,7 @@ export class MicroBatcher implements InferTransport {
     );
   }
 
-  infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
+  infer(request: InferRequest, options: CallOptions = NO_OPTIONS): Promise<InferResponse> {
     try {
       if (this.#closed) throw batcherErrors.closed();
       if (options.signal?.aborted) throw abortError(options.signal, { model: request.model });
@@ -231,44 +234,46 @@ export class MicroBatcher implements InferTransport {
     options: CallOptions,
     call: BatchShape,
   ): Promise<InferResponse> {
-    return new Promise<InferResponse>((resolve, reject) => {
-      const enqueuedAt = now();
-      const pending = new PendingCall({
-        request,
-        options,
-        tenant: options.tenant ?? 'default',
-        rows: call.rows,
-        bytes: call.bytes,
-        enqueuedAt,
-        deadline: options.timeoutMs === undefined ? undefined : enqueuedAt + options.timeoutMs,
-        link: this.#telemetry.enabled ? trace.getActiveSpan()?.spanContext() : undefined,
-        resolve,
-        reject,
-      });
-      const { signal, timeoutMs } = options;
-      const onAbort = signal
-        ? () => this.#leave(lane, bucket, pending, abortError(signal, { model: request.model }))
-        : undefined;
-      const timer =
-        timeoutMs === undefined
-          ? undefined
-          : setTimeout(
-              () =>
-                this.#leave(lane, bucket, pending, batcherErrors.deadlinePassed(request.model, timeoutMs)),
-              timeoutMs,
-            );
-      if (onAbort !== undefined || timer !== undefined) {
-        if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });
-        pending.onSettle(() => {
-          if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
-          if (timer !== undefined) clearTimeout(timer);
-        });
-      }
-      bucket.queue.push(pending);
-      this.#queuedItems += 1;
-      this.#queuedBytes += pending.bytes;
-      lane.planner.arrived(enqueuedAt, pending.rows);
-      this.#pump(lane, enqueuedAt);
+    const enqueuedAt = now();
+    const { signal, timeoutMs } = options;
+    const pending = new PendingCall(
+      request,
+      options,
+      call.rows,
+      call.bytes,
+      enqueuedAt,
+      this.#telemetry.enabled ? trace.getActiveSpan()?.spanContext() : undefined,
+    );
+    const answer = pending.answer;
+    if (signal !== undefined || timeoutMs !== undefined) this.#watch(lane, bucket, pending);
+    bucket.queue.push(pending);
+    this.#queuedItems += 1;
+    this.#queuedBytes += pending.bytes;
+    lane.planner.arrived(enqueuedAt, pending.rows);
+    // The lane decides at the end of this turn anyway (callers of an answered batch are coming
+    // back): a call that does not fill the batch leaves it to that decision, which sees it.
+    if (!lane.decidingAtTurnEnd || bucket.queue.rows >= lane.cap) this.#pump(lane, enqueuedAt);
+    return answer;
+  }
+
+  /** A call that can leave early: its abort listener and deadline timer, undone when it settles. */
+  #watch(lane: Lane, bucket: Bucket, pending: PendingCall): void {
+    const { request, options } = pending;
+    const { signal, timeoutMs } = options;
+    const onAbort = signal
+      ? () => this.#leave(lane, bucket, pending, abortError(signal, { model: request.model }))
+      : undefined;
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(
+            () => this.#leave(lane, bucket, pending, batcherErrors.deadlinePassed(request.model, timeoutMs)),
+            timeoutMs,
+          );
+    if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });
+    pending.onSettle(() => {
+      if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
+      if (timer !== undefined) clearTimeout(timer);
     });
   }
 
@@ -304,7 +309,13 @@ export class MicroBatcher implements InferTransport {
       if (bucket === undefined) break;
       if (plan) {
         const oldest = bucket.queue.oldest() as PendingCall;
-        const wakeAt = lane.planner.hold(at, bucket.queue.rows, oldest.enqueuedAt, lane.inFlight);
+        const wakeAt = lane.planner.hold(
+          at,
+          bucket.queue.rows,
+          oldest.enqueuedAt,
+          lane.inFlight,
+          lane.turnEnded,
+        );
         if (wakeAt !== undefined) {
           lane.holdUntil(wakeAt, at, () => this.#pump(lane));
           break;
@@ -313,6 +324,9 @@ export class MicroBatcher implements InferTransport {
       const calls = this.#take(lane, bucket, at);
       if (calls.length > 0) this.#dispatch(lane, calls, at);
     }
+    // A held batch that filled has gone: with nothing queued its wake-up would only fire (and wake
+    // the process while it waits for the answer) to find an empty queue, once per batch.
+    if (plan && lane.buckets.size === 0) lane.clearHold();
     if (!waitForDelay || lane.inFlight >= lane.slots) return;
     for (const bucket of lane.buckets.values()) {
       const oldest = bucket.queue.oldest();

@@ -43,8 +43,10 @@ describe('fill planner (adaptive policy arithmetic)', () => {
     planner.answered(100, 8, 4);
     planner.arrived(100.2, 3);
     expect(planner.expectedRows(100.2)).toBe(5);
-    // 3 of 8 queued, 5 expected: wait, at most until the window (one service time) closes.
-    expect(planner.hold(100.2, 3, 100.2, 0)).toBe(104);
+    // 3 of 8 queued, 5 expected. Callers are coming back: decide again at the end of this turn (`now`), then wait, at most
+    // until the window (one service time) closes.
+    expect(planner.hold(100.2, 3, 100.2, 0)).toBe(100.2);
+    expect(planner.hold(100.2, 3, 100.2, 0, true)).toBe(104);
     planner.arrived(100.4, 5);
     expect(planner.expectedRows(100.4)).toBe(0);
     expect(planner.hold(100.4, 8, 100.2, 0)).toBeUndefined();
@@ -61,7 +63,7 @@ describe('fill planner (adaptive policy arithmetic)', () => {
     // Arrivals count against the older window first.
     for (let call = 0; call < 6; call++) planner.arrived(100.6, 1);
     expect(planner.expectedRows(100.6)).toBe(7);
-    expect(planner.hold(100.6, 9, 100.1, 0)).toBe(104.5);
+    expect(planner.hold(100.6, 9, 100.1, 0, true)).toBe(104.5);
     // The older window closes at 104 with all its rows back; the newer one is still counted.
     expect(planner.expectedRows(104.2)).toBe(7);
     expect(planner.expectedRows(104.6)).toBe(0);
@@ -83,8 +85,25 @@ describe('fill planner (adaptive policy arithmetic)', () => {
     planner.answered(100, 8, 4);
     planner.arrived(100.1, 1);
     // The window is min(service 4 ms, delay 2 ms); the oldest call was queued at 99.
-    expect(planner.hold(100.1, 1, 99, 0)).toBe(101);
+    expect(planner.hold(100.1, 1, 99, 0, true)).toBe(101);
     expect(planner.hold(101, 1, 99, 0)).toBeUndefined();
+  });
+
+  it("with a share under 1, decides at the end of the turn while an answered batch's callers come back", () => {
+    const planner = warmed(8);
+    // A pause: the next window brings nobody back, and the share drops to 0.8.
+    planner.answered(120, 8, 4);
+    planner.arrived(130, 0);
+    expect(planner.returnShare).toBeCloseTo(0.8, 9);
+    planner.answered(140, 8, 4);
+    planner.arrived(140.1, 6);
+    // 0.8 × 8 rounded up from 0.8 of a row is 6: that many have come back, two of 8 have not.
+    expect(planner.expectedRows(140.1)).toBe(0);
+    expect(planner.hold(140.1, 6, 140.1, 0)).toBe(140.1);
+    // The end-of-turn decision sends; so does one with every row back.
+    expect(planner.hold(140.1, 6, 140.1, 0, true)).toBeUndefined();
+    planner.arrived(140.1, 2);
+    expect(planner.hold(140.1, 8, 140.1, 0)).toBeUndefined();
   });
 
   it('does not wait for callers that do not come back (open-loop arrivals)', () => {

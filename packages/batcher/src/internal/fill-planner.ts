@@ -167,7 +167,7 @@ export class FillPlanner {
       if (now > window.until) continue;
       // Rounded up from 0.8 of a row: with share 0.999, floor(0.999 × 63) would leave one caller
       // behind every time, and that caller would wait for the next batch on its own.
-      expected += Math.max(0, Math.floor(this.#returnShare * window.rows + ROUND_UP_FROM) - window.arrived);
+      expected += Math.max(0, this.#expectedOf(window) - window.arrived);
     }
     return expected;
   }
@@ -181,18 +181,52 @@ export class FillPlanner {
 
   /**
    * Whether the batch at the head of the queue should wait: `undefined` to send it now, else the
-   * time at which to decide again (arrivals and answers also trigger a new decision).
+   * time at which to decide again (arrivals and answers also trigger a new decision). `now` itself
+   * means "at the end of this turn of the event loop": the rows expected back have arrived, but
+   * the callers of an answered batch are still coming back (they were answered in this turn, and
+   * a learned share under 1 does not count all of them). Sending at once would leave the rest
+   * behind as a second, partial group, which then stays apart from the first for many batches
+   * (the share recovers by a fifth per batch); at the end of the turn every caller that came back
+   * at once is in the batch. `turnEnded`: this decision is that end-of-turn one (send then).
    */
-  hold(now: number, queuedRows: number, oldestAt: number, inFlight: number): number | undefined {
+  hold(
+    now: number,
+    queuedRows: number,
+    oldestAt: number,
+    inFlight: number,
+    turnEnded = false,
+  ): number | undefined {
     if (this.mode === 'eager' || queuedRows >= this.cap) return undefined;
     const latest = oldestAt + this.maxQueueDelayMs;
     if (now >= latest) return undefined;
     if (inFlight > 0) return latest;
     const expected = this.expectedRows(now);
-    if (expected < 1) return undefined;
+    if (expected < 1) return turnEnded || !this.#returning(now) ? undefined : now;
     const target = this.#target(queuedRows + expected);
     if (queuedRows >= target) return undefined;
-    return Math.min(latest, this.#openUntil(now));
+    // While callers are coming back, the rest of them usually arrive in this same turn: decide at
+    // its end, and arm a timer only if the batch must still wait then (at high load it rarely
+    // must, and a timer armed and cleared every batch still wakes the process when it falls due).
+    return turnEnded || !this.#returning(now) ? Math.min(latest, this.#openUntil(now)) : now;
+  }
+
+  /**
+   * Whether an open window's callers are coming back now: it expects some of them, some have
+   * arrived, and not all of its rows have. Not with preferred batch sizes (a batch goes when it
+   * reaches one, as Triton's batcher does).
+   */
+  #returning(now: number): boolean {
+    if ((this.server?.preferredBatchSizes.length ?? 0) > 0) return false;
+    for (const window of this.#windows) {
+      if (now > window.until || window.arrived === 0 || window.arrived >= window.rows) continue;
+      if (this.#expectedOf(window) >= 1) return true;
+    }
+    return false;
+  }
+
+  /** Rows a window expects back in all (its rows times the learned share, rounded up from 0.8). */
+  #expectedOf(window: { rows: number }): number {
+    return Math.floor(this.#returnShare * window.rows + ROUND_UP_FROM);
   }
 
   /** The batch to wait for: the expected rows, lowered to a preferred size of the server's when it has them. */

@@ -14,18 +14,7 @@ function request(width: number, parameters?: InferRequest['parameters']): InferR
 }
 
 function call(from: InferRequest): PendingCall {
-  return new PendingCall({
-    request: from,
-    options: {},
-    tenant: 'default',
-    rows: 1,
-    bytes: 64,
-    enqueuedAt: 0,
-    deadline: undefined,
-    link: undefined,
-    resolve: () => {},
-    reject: () => {},
-  });
+  return new PendingCall(from, {}, 1, 64, 0, undefined);
 }
 
 const weight = () => 1;

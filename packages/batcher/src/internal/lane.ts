@@ -41,6 +41,10 @@ export class Lane {
   #spare: Bucket | undefined;
   /** Adaptive policy: re-decides a held batch when its wait is up. */
   #hold: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  /** Adaptive policy: re-decides a batch at the end of this turn of the event loop. */
+  #turnEnd: ReturnType<typeof setImmediate> | undefined;
+  /** True while the end-of-turn decision runs (the batch then goes). */
+  turnEnded = false;
   /** When the server's statistics were last asked for (measure rule), ms. */
   statsAskedAt = Number.NEGATIVE_INFINITY;
   statsPending = false;
@@ -61,8 +65,24 @@ export class Lane {
     this.planner = new FillPlanner(cap, planner.maxQueueDelayMs, planner.server, planner.mode);
   }
 
-  /** Calls `wake` at `at` (ms, performance.now() clock) unless an earlier wake is already set. */
+  /**
+   * Calls `wake` at `at` (ms, performance.now() clock) unless an earlier wake is already set; at the
+   * end of this turn of the event loop (`setImmediate`, after every call queued in this turn) when
+   * `at` is not after `now`. `turnEnded` is true while that end-of-turn wake runs.
+   */
   holdUntil(at: number, now: number, wake: () => void): void {
+    if (at <= now) {
+      this.#turnEnd ??= setImmediate(() => {
+        this.#turnEnd = undefined;
+        this.turnEnded = true;
+        try {
+          wake();
+        } finally {
+          this.turnEnded = false;
+        }
+      });
+      return;
+    }
     if (this.#hold !== undefined && this.#hold.at <= at) return;
     this.clearHold();
     const timer = setTimeout(
@@ -75,9 +95,16 @@ export class Lane {
     this.#hold = { at, timer };
   }
 
+  /** Whether a decision is due at the end of this turn of the event loop. */
+  get decidingAtTurnEnd(): boolean {
+    return this.#turnEnd !== undefined;
+  }
+
   clearHold(): void {
     if (this.#hold !== undefined) clearTimeout(this.#hold.timer);
     this.#hold = undefined;
+    if (this.#turnEnd !== undefined) clearImmediate(this.#turnEnd);
+    this.#turnEnd = undefined;
   }
 
   /** The bucket for a call, made when none matches (by layout first, then by key). */

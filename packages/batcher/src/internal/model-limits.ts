@@ -42,7 +42,8 @@ export function serverBatchingOf(config: ModelBatchingConfig): ServerBatching | 
 export class ModelLimits {
   readonly #explicit: Readonly<Record<string, { maxBatchSize: number }>>;
   readonly #lookup: GetModelConfig | undefined;
-  readonly #known = new Map<string, ModelLimit>();
+  /** Limits read so far, by model then version (no key string built per call). */
+  readonly #known = new Map<string, Map<string, ModelLimit>>();
   readonly #server = new Map<string, ServerBatching>();
   readonly #pending = new Map<string, Promise<ModelLimit | null>>();
 
@@ -64,8 +65,10 @@ export class ModelLimits {
     const explicit = this.#explicit[model];
     if (explicit !== undefined) return explicit.maxBatchSize;
     if (this.#lookup === undefined) return undefined;
-    const key = `${model}\u0000${version}`;
-    return this.#known.has(key) ? this.#known.get(key) : null;
+    const versions = this.#known.get(model);
+    if (versions === undefined) return null;
+    const limit = versions.get(version);
+    return limit !== undefined || versions.has(version) ? limit : null;
   }
 
   /** The server's dynamic batcher for a model whose config was read; `undefined` when it has none. */
@@ -83,7 +86,12 @@ export class ModelLimits {
         (config) => {
           const limit = Number(config.maxBatchSize);
           const known = Number.isInteger(limit) && limit >= 0 ? limit : undefined;
-          this.#known.set(key, known);
+          let versions = this.#known.get(model);
+          if (versions === undefined) {
+            versions = new Map();
+            this.#known.set(model, versions);
+          }
+          versions.set(version, known);
           const server = serverBatchingOf(config);
           if (server !== undefined) this.#server.set(key, server);
           this.#pending.delete(key);

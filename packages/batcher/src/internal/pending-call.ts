@@ -47,34 +47,34 @@ export class PendingCall implements FairItem {
   readonly deadline: number | undefined;
   /** The caller's active span at enqueue, linked from the batch span. */
   readonly link: SpanContext | undefined;
+  /** What the caller awaits: settled by `fulfil` or `fail`. */
+  readonly answer: Promise<InferResponse>;
   state: 'queued' | 'sent' | 'done' = 'queued';
   group: SendGroup | undefined;
-  readonly #resolve: (response: InferResponse) => void;
-  readonly #reject: (error: InfergateError) => void;
+  #resolve!: (response: InferResponse) => void;
+  #reject!: (error: InfergateError) => void;
   #detach: (() => void) | undefined;
 
-  constructor(init: {
-    request: InferRequest;
-    options: CallOptions;
-    tenant: string;
-    rows: number;
-    bytes: number;
-    enqueuedAt: number;
-    deadline: number | undefined;
-    link: SpanContext | undefined;
-    resolve: (response: InferResponse) => void;
-    reject: (error: InfergateError) => void;
-  }) {
-    this.request = init.request;
-    this.options = init.options;
-    this.tenant = init.tenant;
-    this.rows = init.rows;
-    this.bytes = init.bytes;
-    this.enqueuedAt = init.enqueuedAt;
-    this.deadline = init.deadline;
-    this.link = init.link;
-    this.#resolve = init.resolve;
-    this.#reject = init.reject;
+  constructor(
+    request: InferRequest,
+    options: CallOptions,
+    rows: number,
+    bytes: number,
+    enqueuedAt: number,
+    link: SpanContext | undefined,
+  ) {
+    this.request = request;
+    this.options = options;
+    this.tenant = options.tenant ?? 'default';
+    this.rows = rows;
+    this.bytes = bytes;
+    this.enqueuedAt = enqueuedAt;
+    this.deadline = options.timeoutMs === undefined ? undefined : enqueuedAt + options.timeoutMs;
+    this.link = link;
+    this.answer = new Promise<InferResponse>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
   }
 
   /** Registers what must be undone when the call settles (abort listener, deadline timer). */
