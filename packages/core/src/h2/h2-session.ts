@@ -284,7 +284,8 @@ export class H2Session {
     if (table.idsSpent) queueMicrotask(() => this.#drain());
     stream.state = STATE_OPEN;
     stream.sendWindow = this.#peer.initialWindow;
-    this.#sender.send(stream);
+    // The only stream (an idle connection's first call): its bytes leave now, not after the turn.
+    this.#sender.send(stream, table.open.size === 1);
   }
 
   #forget(stream: SessionStream): void {
