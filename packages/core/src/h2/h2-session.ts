@@ -349,7 +349,8 @@ export class H2Session {
         : 'Failed to connect (the connection closed before the server spoke HTTP/2)');
     this.#sender.clear();
     if (kind !== CLOSE_PROTOCOL) this.#socket.destroy();
+    const streams = this.#table.count;
     this.#table.closeAll(kind, code, message);
-    this.#events.onClose(error);
+    this.#events.onClose(error, streams);
   }
 }
