@@ -166,6 +166,7 @@ async function openLoop(
       bRan: Number.POSITIVE_INFINITY,
       answerRead: Number.POSITIVE_INFINITY,
       answerLastRead: Number.POSITIVE_INFINITY,
+      answerFromChannel: Number.POSITIVE_INFINITY,
       answerFromBatcher: Number.POSITIVE_INFINITY,
       firstOnB: Number.POSITIVE_INFINITY,
     };
@@ -252,7 +253,9 @@ async function openLoop(
         });
       }
       first('batchToB');
-      return channelInfer(request, options);
+      const pending = channelInfer(request, options);
+      if (killAt !== Number.POSITIVE_INFINITY) pending.then(() => first('answerFromChannel')).catch(() => {});
+      return pending;
     };
     b.child.stdout?.on('data', (chunk: string) => {
       if (chunk.includes('ran ')) first('bRan');
@@ -312,7 +315,7 @@ async function openLoop(
       failoverP99s.push(during);
       lost.push(outcomes.filter((outcome) => outcome.result !== 'ok').length);
       console.log(
-        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, connection lost +${step.connectionLost}, a's first RPC failed +${step.rpcFailedOnA}, its first call failed back +${step.memberFailedOnA}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, written +${step.batchWritten}, flushed +${step.batchFlushed} (after ${flushCpu.toFixed(1)} ms of CPU here), b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer read +${step.answerRead} (last read +${step.answerLastRead}), out of b's batcher +${step.answerFromBatcher}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
+        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, connection lost +${step.connectionLost}, a's first RPC failed +${step.rpcFailedOnA}, its first call failed back +${step.memberFailedOnA}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, written +${step.batchWritten}, flushed +${step.batchFlushed} (after ${flushCpu.toFixed(1)} ms of CPU here), b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer read +${step.answerRead} (last read +${step.answerLastRead}), out of b's channel +${step.answerFromChannel}, out of b's batcher +${step.answerFromBatcher}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
       );
     } finally {
       unsubscribe('net.client.socket', onSocket);
@@ -386,6 +389,8 @@ interface GapSteps {
   answerRead: number;
   /** The last read from b's socket before b's batcher answered (the answer's trailers, when they came apart). */
   answerLastRead: number;
+  /** b's channel resolves its first RPC after the kill (the response decoded). */
+  answerFromChannel: number;
   /** b's batcher answers its first call after the kill (before the router's bookkeeping). */
   answerFromBatcher: number;
   /** The first success on b: the gap. */

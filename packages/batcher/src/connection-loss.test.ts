@@ -73,6 +73,27 @@ describe('a connection lost under a batch', () => {
     expect(batcher.stats().batches).toBe(1);
   });
 
+  it("lets the first member's failure run its caller's whole chain of reactions before the others fail", async () => {
+    const transport = new WatchedTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, options);
+    const order: string[] = [];
+    // The first caller moves on through several promise steps (as a router falling back does).
+    const first = batcher.infer(one(0)).catch(async () => {
+      for (let step = 0; step < 5; step++) await Promise.resolve();
+      order.push('first moved on');
+    });
+    const second = batcher.infer(one(1)).catch(() => {
+      order.push('second failed');
+    });
+    for (let i = 0; i < 100 && transport.held === 0; i++) await turn();
+    expect(transport.held).toBe(1);
+    transport.report({ from: 'ready', to: 'idle', callsLost: true });
+    await Promise.all([first, second]);
+    expect(order).toEqual(['first moved on', 'second failed']);
+    transport.release();
+    await batcher.close();
+  });
+
   it('leaves the batch to its RPC when the connection went away without its calls (GOAWAY, idle)', async () => {
     const transport = new WatchedTransport({ hold: true });
     const { batcher, settled, calls } = await heldBatch(transport);

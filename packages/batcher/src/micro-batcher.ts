@@ -11,7 +11,7 @@ import { trace } from '@opentelemetry/api';
 import { sendBatch } from './internal/batch-dispatch.js';
 import { type BatchShape, batchShape } from './internal/batch-key.js';
 import { batcherErrors } from './internal/batcher-errors.js';
-import { failLostBatch, watchCallsLost } from './internal/connection-loss.js';
+import { failLostBatches, watchCallsLost } from './internal/connection-loss.js';
 import { type Bucket, Lane } from './internal/lane.js';
 import { type ModelLimit, ModelLimits } from './internal/model-limits.js';
 import { PendingCall } from './internal/pending-call.js';
@@ -46,7 +46,7 @@ export class MicroBatcher implements InferTransport {
   /** Lanes by model, then version ('' for the server's choice). */
   readonly #lanes = new Map<string, Map<string, Lane>>();
   readonly #running = new Set<Promise<void>>();
-  /** The batches sent and not yet answered, for the connection-loss path (`failLostBatch`). */
+  /** The batches sent and not yet answered, for the connection-loss path (`failLostBatches`). */
   readonly #inFlight = new Set<readonly PendingCall[]>();
   readonly #unwatchConnection: () => void;
   readonly #weightOf: (tenant: string) => number;
@@ -73,7 +73,7 @@ export class MicroBatcher implements InferTransport {
 
   /** The transport's connection closed under its calls: the batches in flight there have failed. */
   #failInFlight(): void {
-    for (const calls of this.#inFlight) failLostBatch(calls);
+    failLostBatches(this.#inFlight);
   }
 
   infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {

@@ -24,28 +24,43 @@ export function watchCallsLost(transport: InferTransport, onCallsLost: () => voi
 }
 
 /**
- * Fails the members of a batch in flight whose connection was lost: UNAVAILABLE (retryable), as the
- * RPC's own error would be. One cause per batch; each member gets its own error, built without a
+ * Fails the members of the batches in flight on a lost connection: UNAVAILABLE (retryable), as the
+ * RPCs' own errors would be. One cause per batch; each member gets its own error, built without a
  * stack (the cause says where; a stack per member was most of the cost of failing a large batch).
+ *
+ * The first member fails now and the others once the microtask queue has drained (`nextTick`): each
+ * failure travels up its caller's chain of promise reactions (a router moving it to another target),
+ * and failed together they advance one reaction at a time, turn about, so the first reached the
+ * fallback only after every member had passed every step before it. Alone, it gets there first; the
+ * others follow before the event loop moves on.
  */
-export function failLostBatch(calls: readonly PendingCall[]): void {
-  const waiting = calls.filter((call) => !call.settled);
-  if (waiting.length === 0) return;
-  const model = (waiting[0] as PendingCall).request.model;
-  const text = `the connection was lost with a batch of ${calls.length} calls in flight`;
-  const cause = new InfergateError(ErrorCode.Unavailable, text, { model });
-  const errors = shed(() =>
-    waiting.map(
-      () =>
-        new InfergateError(ErrorCode.Unavailable, text, {
+export function failLostBatches(batches: Iterable<readonly PendingCall[]>): void {
+  const failures: [PendingCall, InfergateError][] = [];
+  for (const calls of batches) {
+    const waiting = calls.filter((call) => !call.settled);
+    if (waiting.length === 0) continue;
+    const model = (waiting[0] as PendingCall).request.model;
+    const text = `the connection was lost with a batch of ${calls.length} calls in flight`;
+    const cause = new InfergateError(ErrorCode.Unavailable, text, { model });
+    shed(() => {
+      for (const call of waiting) {
+        const error = new InfergateError(ErrorCode.Unavailable, text, {
           cause,
           model,
           retryable: true,
           details: { batchCalls: calls.length },
-        }),
-    ),
-  );
-  for (let index = 0; index < waiting.length; index++) {
-    (waiting[index] as PendingCall).fail(errors[index] as InfergateError);
+        });
+        failures.push([call, error]);
+      }
+    });
   }
+  const [first] = failures;
+  if (first === undefined) return;
+  first[0].fail(first[1]);
+  if (failures.length > 1) process.nextTick(failAll, failures);
+}
+
+function failAll(failures: readonly [PendingCall, InfergateError][]): void {
+  // A member that settled meanwhile (its RPC's own error, its deadline) ignores the second answer.
+  for (const [call, error] of failures) call.fail(error);
 }
