@@ -94,6 +94,30 @@ describe('a connection lost under a batch', () => {
     await batcher.close();
   });
 
+  it("keeps the first member ahead when the RPC's own error arrives in the same turn as the report", async () => {
+    // As the http2 engine does: the RPC fails first (its stream closed), then the loss is reported.
+    const transport = new WatchedTransport({
+      hold: true,
+      fail: () => new InfergateError(ErrorCode.Unavailable, 'Connection dropped'),
+    });
+    const batcher = createMicroBatcher(transport, options);
+    const order: string[] = [];
+    const first = batcher.infer(one(0)).catch(async () => {
+      for (let step = 0; step < 10; step++) await Promise.resolve();
+      order.push('first moved on');
+    });
+    const second = batcher.infer(one(1)).catch(() => {
+      order.push('second failed');
+    });
+    for (let i = 0; i < 100 && transport.held === 0; i++) await turn();
+    expect(transport.held).toBe(1);
+    transport.release();
+    transport.report({ from: 'ready', to: 'idle', callsLost: true });
+    await Promise.all([first, second]);
+    expect(order).toEqual(['first moved on', 'second failed']);
+    await batcher.close();
+  });
+
   it('leaves the batch to its RPC when the connection went away without its calls (GOAWAY, idle)', async () => {
     const transport = new WatchedTransport({ hold: true });
     const { batcher, settled, calls } = await heldBatch(transport);

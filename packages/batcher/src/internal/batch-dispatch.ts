@@ -12,6 +12,7 @@ import {
 import { context, type Link, SpanStatusCode, trace } from '@opentelemetry/api';
 import { concatInputs, splitOutputs } from './batch-tensors.js';
 import { shed } from './batcher-errors.js';
+import { failsWithLostConnection } from './connection-loss.js';
 import { type PendingCall, SendGroup } from './pending-call.js';
 import type { BatcherTelemetry } from './telemetry.js';
 
@@ -142,7 +143,7 @@ async function sendGroup(
   } catch (error) {
     group.answered();
     const failure = InfergateError.from(error);
-    const waiting = live.filter((call) => !call.settled);
+    const waiting = live.filter((call) => !call.settled && !failsWithLostConnection(call));
     if (waiting.length === 0) return true;
     if (failure.code === ErrorCode.InvalidArgument && waiting.length > 1 && state.left >= 2) {
       state.left -= 2;

@@ -12,6 +12,18 @@ import {
 import { shed } from './batcher-errors.js';
 import type { PendingCall } from './pending-call.js';
 
+/** Members a lost connection fails after the microtask queue drains (see `failLostBatches`). */
+const failingLater = new WeakSet<PendingCall>();
+
+/**
+ * True for a call whose batch's connection was lost and that fails once the microtask queue
+ * drains: its RPC's own error, arriving meanwhile, must not fail it first (it would do so for every
+ * such member at once, in the middle of the first member's move to another target).
+ */
+export function failsWithLostConnection(call: PendingCall): boolean {
+  return failingLater.has(call);
+}
+
 /**
  * Calls `onCallsLost` each time `transport` reports a connection lost under its calls. Returns the
  * function that stops watching (a no-op for a transport that reports no connectivity).
@@ -57,7 +69,9 @@ export function failLostBatches(batches: Iterable<readonly PendingCall[]>): void
   const [first] = failures;
   if (first === undefined) return;
   first[0].fail(first[1]);
-  if (failures.length > 1) process.nextTick(failAll, failures);
+  if (failures.length === 1) return;
+  for (const [call] of failures) failingLater.add(call);
+  process.nextTick(failAll, failures);
 }
 
 function failAll(failures: readonly [PendingCall, InfergateError][]): void {
