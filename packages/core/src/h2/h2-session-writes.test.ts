@@ -1,10 +1,11 @@
-// When a request's bytes reach the socket: the first stream on an idle connection is written in the
-// call that opens it; streams that join it in the same turn are held and leave together once the
+// When a request's bytes reach the socket: the first stream on a connection idle for a few ms is
+// written in the call that opens it; streams that join it in the same turn, or that follow the end
+// of the last stream at once (callers sending again), are held and leave together once the
 // microtask queue drains (the engine's `microtask` policy).
 import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
-import { describe, expect, it } from 'vitest';
-import { FRAME_SETTINGS, frame } from './h2-frame-types.js';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { CANCEL, FRAME_RST_STREAM, FRAME_SETTINGS, frame, frame32 } from './h2-frame-types.js';
 import { H2Session } from './h2-session.js';
 import type { StreamHandler } from './h2-stream.js';
 
@@ -66,6 +67,26 @@ describe('H2Session writes', () => {
     expect(socket.arrived.length).toBe(afterFirst);
     await microtasks();
     expect(socket.arrived.length).toBe(afterFirst + 2);
+    session.destroy();
+  });
+
+  it('holds a request opened as the last stream ended (a caller sending again)', async () => {
+    // The session's clock stands still: the new request comes no time after the end.
+    vi.useFakeTimers({ toFake: ['performance'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const socket = new RecordingSocket();
+    const session = await readySession(socket);
+    session.request(handler, '/svc/Method', undefined, undefined, body);
+    await microtasks();
+    const before = socket.arrived.length;
+    // The server ends stream 1; its caller sends again in the same turn.
+    socket.emit('data', frame32(FRAME_RST_STREAM, 1, CANCEL));
+    session.request(handler, '/svc/Method', undefined, undefined, body);
+    expect(socket.arrived.length).toBe(before);
+    await microtasks();
+    expect(socket.arrived.length).toBe(before + 1);
     session.destroy();
   });
 });
