@@ -2,7 +2,8 @@
 // batch can leave (Node's HTTP/2 writes at the next immediate phase): in memory, no servers, no
 // network. A router a → b with a micro-batcher under each (the failover benchmark's setup,
 // defaults), `--calls` calls sent to a; a's batches in flight then fail UNAVAILABLE at once (the
-// connection lost) and a refuses anything sent later. Per trial: lost → first call handed to b's
+// connection lost) and a refuses anything sent later. As the http2 engine does, a's transport then
+// reports the loss on its connectivity (`callsLost`), which a batcher that watches it acts on. Per trial: lost → first call handed to b's
 // transport, then the rest of that turn up to the next immediate phase, in wall time and in CPU
 // time, and how many calls b's batcher holds by then. Medians of `--trials` after 20 warm-up trials.
 //   node scripts/bootstrap.mjs --dist bench/failover-wave.ts [--calls 32] [--trials 200]
@@ -11,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { createMicroBatcher } from '@infergate/batcher';
 import {
   buildInferRequest,
+  type ConnectivityListener,
   ErrorCode,
   InfergateError,
   type InferRequest,
@@ -45,6 +47,7 @@ interface Trial {
 async function trial(): Promise<Trial> {
   let dead = false;
   const inFlightOnA: Pending[] = [];
+  const watchers = new Set<ConnectivityListener>();
   const a: InferTransport = {
     infer: () =>
       dead
@@ -52,6 +55,11 @@ async function trial(): Promise<Trial> {
         : new Promise<InferResponse>((_resolve, reject) => inFlightOnA.push({ reject })),
     stream: () => {
       throw new Error('no streams here');
+    },
+    connectivityState: () => (dead ? 'idle' : 'ready'),
+    watchConnectivity: (listener) => {
+      watchers.add(listener);
+      return () => watchers.delete(listener);
     },
   };
   const heldOnB: Pending[] = [];
@@ -107,6 +115,7 @@ async function trial(): Promise<Trial> {
   dead = true;
   lostAt = performance.now();
   for (const call of inFlightOnA.splice(0)) call.reject(unavailable());
+  for (const listener of watchers) listener({ from: 'ready', to: 'idle', callsLost: true });
   // Bounded: a trial in which no call reaches b (a lost call) fails the run instead of hanging it.
   let bound: NodeJS.Timeout | undefined;
   const result = await Promise.race([

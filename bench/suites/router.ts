@@ -9,6 +9,8 @@
 // them (`pnpm bench`), else from the sources under tsx; `--servers source|built` picks one.
 //   pnpm bench router [--reps 8] [--sliceMs 1000] [--failovers 3] [--rate 400] [--only open|burst]
 //                     [--servers source|built]
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { Socket } from 'node:net';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { buildInferRequest, createTritonClient, type InferTransport } from '@infergate/core';
@@ -144,7 +146,6 @@ async function openLoop(
     const servers = await Promise.all([startServer(), startServer()]);
     const [a, b] = servers as [ServerProcess, ServerProcess];
     serverRuntime = a.runtime;
-    const rig = await startChaosRig({ endpoints: [a.url, b.url] });
     const at: Record<keyof GapSteps, number> = {
       loop: Number.POSITIVE_INFINITY,
       exit: Number.POSITIVE_INFINITY,
@@ -157,11 +158,16 @@ async function openLoop(
       firstToB: Number.POSITIVE_INFINITY,
       batchToB: Number.POSITIVE_INFINITY,
       batchFlushed: Number.POSITIVE_INFINITY,
+      batchWritten: Number.POSITIVE_INFINITY,
       bArrived: Number.POSITIVE_INFINITY,
       bEntered: Number.POSITIVE_INFINITY,
       bSlot: Number.POSITIVE_INFINITY,
       bDone: Number.POSITIVE_INFINITY,
       bRan: Number.POSITIVE_INFINITY,
+      answerRead: Number.POSITIVE_INFINITY,
+      answerLastRead: Number.POSITIVE_INFINITY,
+      answerFromChannel: Number.POSITIVE_INFINITY,
+      answerFromBatcher: Number.POSITIVE_INFINITY,
       firstOnB: Number.POSITIVE_INFINITY,
     };
     let killAt = Number.POSITIVE_INFINITY;
@@ -170,6 +176,32 @@ async function openLoop(
       if (killAt !== Number.POSITIVE_INFINITY && at[step] === Number.POSITIVE_INFINITY)
         at[step] = performance.now();
     };
+    // b's socket, as the rig's client dials it: when b's first batch reaches the kernel (a write on
+    // an uncorked socket, or the uncork that flushes it) and when bytes from b arrive.
+    const bPort = Number(b.url.split(':').at(-1));
+    /** performance.now() of every read from b's socket after the kill. */
+    const readsFromB: number[] = [];
+    const onSocket = (message: unknown) => {
+      const socket = (message as { socket: Socket }).socket;
+      socket.once('connect', () => {
+        if (socket.remotePort !== bPort) return;
+        socket.prependListener('data', () => {
+          if (killAt !== Number.POSITIVE_INFINITY) readsFromB.push(performance.now());
+        });
+        const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+        socket.write = ((...args: unknown[]) => {
+          if (socket.writableCorked === 0 && at.batchToB !== Number.POSITIVE_INFINITY) first('batchWritten');
+          return write(...args);
+        }) as typeof socket.write;
+        const uncork = socket.uncork.bind(socket);
+        socket.uncork = () => {
+          if (socket.writableCorked === 1 && at.batchToB !== Number.POSITIVE_INFINITY) first('batchWritten');
+          uncork();
+        };
+      });
+    };
+    subscribe('net.client.socket', onSocket);
+    const rig = await startChaosRig({ endpoints: [a.url, b.url] });
     // Where the gap goes: a's process gone (its 'exit' in this process, after the kernel closed its
     // sockets), a's channel loses its connection, the first attempt on a fails, a is ejected, the
     // open loop sends again, the first call enters b's target, b's batcher sends it, b's server has
@@ -203,7 +235,9 @@ async function openLoop(
     const batcherInfer = intoB.infer.bind(intoB);
     intoB.infer = (request, options) => {
       first('firstToB');
-      return batcherInfer(request, options);
+      const pending = batcherInfer(request, options);
+      if (killAt !== Number.POSITIVE_INFINITY) pending.then(() => first('answerFromBatcher')).catch(() => {});
+      return pending;
     };
     const channelB = rig.clients[1]?.grpc as InferTransport;
     const channelInfer = channelB.infer.bind(channelB);
@@ -219,7 +253,9 @@ async function openLoop(
         });
       }
       first('batchToB');
-      return channelInfer(request, options);
+      const pending = channelInfer(request, options);
+      if (killAt !== Number.POSITIVE_INFINITY) pending.then(() => first('answerFromChannel')).catch(() => {});
+      return pending;
     };
     b.child.stdout?.on('data', (chunk: string) => {
       if (chunk.includes('ran ')) first('bRan');
@@ -263,6 +299,10 @@ async function openLoop(
         at.bEntered = toPerformanceNow(onB.entered);
         at.bSlot = toPerformanceNow(onB.slot);
         at.bDone = toPerformanceNow(onB.done);
+        at.answerRead = readsFromB.find((time) => time >= at.bDone) ?? Number.POSITIVE_INFINITY;
+        at.answerLastRead =
+          readsFromB.findLast((time) => time >= at.bDone && time <= at.answerFromBatcher) ??
+          Number.POSITIVE_INFINITY;
       }
       const step = Object.fromEntries(
         Object.entries(at).map(([key, value]) => [key, Math.round((value - killAt) * 10) / 10]),
@@ -275,9 +315,10 @@ async function openLoop(
       failoverP99s.push(during);
       lost.push(outcomes.filter((outcome) => outcome.result !== 'ok').length);
       console.log(
-        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, connection lost +${step.connectionLost}, a's first RPC failed +${step.rpcFailedOnA}, its first call failed back +${step.memberFailedOnA}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, flushed +${step.batchFlushed} (after ${flushCpu.toFixed(1)} ms of CPU here), b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
+        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, connection lost +${step.connectionLost}, a's first RPC failed +${step.rpcFailedOnA}, its first call failed back +${step.memberFailedOnA}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, written +${step.batchWritten}, flushed +${step.batchFlushed} (after ${flushCpu.toFixed(1)} ms of CPU here), b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer read +${step.answerRead} (last read +${step.answerLastRead}), out of b's channel +${step.answerFromChannel}, out of b's batcher +${step.answerFromBatcher}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
       );
     } finally {
+      unsubscribe('net.client.socket', onSocket);
       await rig.close();
       await Promise.all(servers.map((server) => server.stop()));
     }
@@ -332,6 +373,8 @@ interface GapSteps {
    * writes a stream's frames to the socket in that phase, so this is about when the batch left.
    */
   batchFlushed: number;
+  /** b's first batch reaches the kernel: written on an uncorked socket, or the uncork that flushes it. */
+  batchWritten: number;
   /** b's server: the headers of its first request after the kill reached its JavaScript. */
   bArrived: number;
   /** b's server: its first execution after the kill entered the model (request decoded, validated). */
@@ -342,6 +385,14 @@ interface GapSteps {
   bDone: number;
   /** b's server has run a batch (its `ran` line arrived here). */
   bRan: number;
+  /** The first read from b's socket after b's slot was over (its answer's bytes, here). */
+  answerRead: number;
+  /** The last read from b's socket before b's batcher answered (the answer's trailers, when they came apart). */
+  answerLastRead: number;
+  /** b's channel resolves its first RPC after the kill (the response decoded). */
+  answerFromChannel: number;
+  /** b's batcher answers its first call after the kill (before the router's bookkeeping). */
+  answerFromBatcher: number;
   /** The first success on b: the gap. */
   firstOnB: number;
 }

@@ -1,7 +1,7 @@
 // The http2 engine's connections (packages/core/src/h2/h2-connection.ts, h2-engine.ts): their
 // connectivity, on the reference server and on bare node:http2 servers, and as a router watches it.
 import { createServer, type Http2Session } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { create, toBinary } from '@bufbuild/protobuf';
 import {
   type ConnectivityChange,
@@ -113,6 +113,54 @@ describe('http2 engine connectivity', () => {
     await transport.infer({ model: 'm', inputs: unary.inputs });
     expect(sessions).toBe(2);
     expect(transport.connectivityState()).toBe('ready');
+  });
+
+  it('says the calls were lost when the connection closes under a call, before the call has failed', async () => {
+    // A server that takes calls and never answers; its connection is then cut from its side, with
+    // no GOAWAY (as when its process dies: destroying the session would send one).
+    const server = createServer();
+    const sessions = new Set<Http2Session>();
+    const sockets = new Set<Socket>();
+    let streams = 0;
+    server.on('connection', (socket: Socket) => sockets.add(socket));
+    server.on('session', (session) => {
+      sessions.add(session);
+      session.on('close', () => sessions.delete(session));
+    });
+    server.on('stream', (stream) => {
+      streams++;
+      stream.resume();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(async () => {
+      for (const session of sessions) session.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+    const transport = createGrpcTransport({
+      url: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+      engine: 'http2',
+      enableGpuIpc: false,
+    });
+    cleanups.push(() => transport.close());
+    const order: string[] = [];
+    const changes: ConnectivityChange[] = [];
+    transport.watchConnectivity((change) => {
+      changes.push(change);
+      if (change.callsLost === true) order.push('calls lost');
+    });
+    const call = transport.infer({ model: 'm', inputs: unary.inputs }).then(
+      () => undefined,
+      (error: unknown) => {
+        order.push('call failed');
+        return error;
+      },
+    );
+    await expect.poll(() => streams).toBe(1);
+    for (const socket of sockets) socket.destroy();
+    const error = await call;
+    expect((error as InfergateError).code).toBe(ErrorCode.Unavailable);
+    expect(changes.at(-1)).toEqual({ from: 'ready', to: 'idle', callsLost: true });
+    expect(order).toEqual(['calls lost', 'call failed']);
   });
 
   it('reports shutdown when the transport closes, and not to a listener that unwatched', async () => {

@@ -11,6 +11,7 @@ import { trace } from '@opentelemetry/api';
 import { sendBatch } from './internal/batch-dispatch.js';
 import { type BatchShape, batchShape } from './internal/batch-key.js';
 import { batcherErrors } from './internal/batcher-errors.js';
+import { failLostBatches, watchCallsLost } from './internal/connection-loss.js';
 import { type Bucket, Lane } from './internal/lane.js';
 import { type ModelLimit, ModelLimits } from './internal/model-limits.js';
 import { PendingCall } from './internal/pending-call.js';
@@ -48,6 +49,9 @@ export class MicroBatcher implements InferTransport {
   /** Lanes by model, then version ('' for the server's choice). */
   readonly #lanes = new Map<string, Map<string, Lane>>();
   readonly #running = new Set<Promise<void>>();
+  /** The batches sent and not yet answered, for the connection-loss path (`failLostBatches`). */
+  readonly #inFlight = new Set<readonly PendingCall[]>();
+  readonly #unwatchConnection: () => void;
   readonly #weightOf: (tenant: string) => number;
   readonly #statistics: GetModelStatistics | undefined;
   #queuedItems = 0;
@@ -67,6 +71,12 @@ export class MicroBatcher implements InferTransport {
       () => ({ items: this.#queuedItems, bytes: this.#queuedBytes }),
       this.options.tracing,
     );
+    this.#unwatchConnection = watchCallsLost(transport, () => this.#failInFlight());
+  }
+
+  /** The transport's connection closed under its calls: the batches in flight there have failed. */
+  #failInFlight(): void {
+    failLostBatches(this.#inFlight);
   }
 
   infer(request: InferRequest, options: CallOptions = NO_OPTIONS): Promise<InferResponse> {
@@ -122,6 +132,7 @@ export class MicroBatcher implements InferTransport {
   close(options: CloseOptions = {}): Promise<void> {
     if (this.#closing !== undefined) return this.#closing;
     this.#closed = true;
+    this.#unwatchConnection();
     this.#closing = this.#shutdown(options.drain === true);
     return this.#closing;
   }
@@ -407,9 +418,11 @@ export class MicroBatcher implements InferTransport {
       release,
     };
     // Sent at once: `#pump` only dispatches while a slot is free, so no queue is needed in between.
+    this.#inFlight.add(calls);
     const task = sendBatch(dispatch, calls)
       .catch(() => {})
       .finally(() => {
+        this.#inFlight.delete(calls);
         this.#running.delete(task);
         release();
       });

@@ -8,6 +8,13 @@ export type ConnectivityState = 'idle' | 'connecting' | 'ready' | 'transient-fai
 export interface ConnectivityChange {
   readonly from: ConnectivityState;
   readonly to: ConnectivityState;
+  /**
+   * True when this change is a connection closing under its calls (not a GOAWAY, whose calls run
+   * on) and no call is left in flight on the transport: every call it had sent has failed, and each
+   * one's error is on its way. A layer that keeps its own record of what it sent (a micro-batcher)
+   * can fail those calls now instead of waiting for each error. Only the http2 engine reports it.
+   */
+  readonly callsLost?: boolean;
 }
 
 export type ConnectivityListener = (change: ConnectivityChange) => void;

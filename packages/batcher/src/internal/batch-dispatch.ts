@@ -11,6 +11,8 @@ import {
 } from '@infergate/core';
 import { context, type Link, SpanStatusCode, trace } from '@opentelemetry/api';
 import { concatInputs, splitOutputs } from './batch-tensors.js';
+import { shed } from './batcher-errors.js';
+import { failsWithLostConnection } from './connection-loss.js';
 import { type PendingCall, SendGroup } from './pending-call.js';
 import type { BatcherTelemetry } from './telemetry.js';
 
@@ -26,7 +28,10 @@ export interface DispatchContext {
   readonly release: () => void;
 }
 
-/** One caller's copy of an error the whole batch got: same code, the original as `cause`. */
+/**
+ * One caller's copy of an error the whole batch got: same code, the original as `cause`. Called
+ * inside `shed` (no stack of its own: the cause has the one that says where).
+ */
 function memberError(failure: InfergateError, calls: number, note = ''): InfergateError {
   const options: InfergateErrorOptions = {
     cause: failure,
@@ -100,6 +105,17 @@ function answerLater(state: BatchState, call: PendingCall, answer: InferResponse
   state.answers.push(answer);
 }
 
+/** Each of `waiting` gets its own copy of the batch's `failure` (see `memberError`). */
+function answerFailed(
+  state: BatchState,
+  waiting: readonly PendingCall[],
+  failure: InfergateError,
+  calls: number,
+  note: string,
+): void {
+  for (const call of waiting) answerLater(state, call, memberError(failure, calls, note));
+}
+
 /** The calls still waiting for an answer (the array itself when none has left). */
 function stillWaiting(calls: readonly PendingCall[]): readonly PendingCall[] {
   for (const call of calls) if (call.settled) return calls.filter((member) => !member.settled);
@@ -127,7 +143,7 @@ async function sendGroup(
   } catch (error) {
     group.answered();
     const failure = InfergateError.from(error);
-    const waiting = live.filter((call) => !call.settled);
+    const waiting = live.filter((call) => !call.settled && !failsWithLostConnection(call));
     if (waiting.length === 0) return true;
     if (failure.code === ErrorCode.InvalidArgument && waiting.length > 1 && state.left >= 2) {
       state.left -= 2;
@@ -139,9 +155,8 @@ async function sendGroup(
       return halves[0] && halves[1];
     }
     const note = failure.code === ErrorCode.InvalidArgument ? ' (bisection budget spent)' : '';
-    for (const call of waiting) {
-      answerLater(state, call, live.length === 1 ? failure : memberError(failure, live.length, note));
-    }
+    if (live.length === 1) for (const call of waiting) answerLater(state, call, failure);
+    else shed(() => answerFailed(state, waiting, failure, live.length, note));
     return false;
   }
   group.answered();

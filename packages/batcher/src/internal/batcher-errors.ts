@@ -5,7 +5,7 @@ import { ErrorCode, InfergateError } from '@infergate/core';
  * of thousands of calls a second; the stack of a QUEUE_FULL only ever points into the batcher, and
  * capturing it was most of what a refusal cost (about 15 µs of a 20-frame stack on a loaded machine).
  */
-function shed(make: () => InfergateError): InfergateError {
+export function shed<T>(make: () => T): T {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
   try {

@@ -21,8 +21,11 @@ export interface H2ConnectionOptions {
   keepalive: { timeMs: number; timeoutMs: number; permitWithoutCalls: boolean };
   /** Redial backoff after a failed connect (gRPC's defaults: 1 s, growing 1.6× to 120 s, ±20%). */
   backoff: { initialMs: number; maxMs: number };
-  /** Told after each change of `state` (the engine aggregates its connections). */
-  onStateChange?: (() => void) | undefined;
+  /**
+   * Told after each change of `state` (the engine aggregates its connections); `callsLost` when the
+   * change is a ready session closing with streams on it (they have all failed by then).
+   */
+  onStateChange?: ((callsLost: boolean) => void) | undefined;
   /** Internal (benchmark and tests only): when request bytes go to the socket. */
   writePolicy?: WritePolicy | undefined;
   /** Internal (tests only): the first stream id of each connection. */
@@ -81,10 +84,15 @@ export class H2Connection {
     return this.#state;
   }
 
-  #setState(state: ConnectivityState): void {
+  #setState(state: ConnectivityState, callsLost = false): void {
     if (this.#state === state || this.#state === 'shutdown') return;
     this.#state = state;
-    this.#options.onStateChange?.();
+    this.#options.onStateChange?.(callsLost);
+  }
+
+  /** Calls in flight here (started and not ended, including any waiting to be resent). */
+  get active(): number {
+    return this.#active;
   }
 
   /** Dials if there is no session (as a call would), without sending anything. */
@@ -176,12 +184,12 @@ export class H2Connection {
           this.#session = undefined;
           this.#lost(ready);
         },
-        onClose: (error) => {
+        onClose: (error, streams) => {
           if (error !== undefined) this.#lastError = error;
           this.#open.delete(session);
           if (this.#session === session) {
             this.#session = undefined;
-            this.#lost(ready);
+            this.#lost(ready, streams > 0);
           }
           if (this.#session === undefined) this.#stopKeepalive();
         },
@@ -195,11 +203,14 @@ export class H2Connection {
     return session;
   }
 
-  /** The current session ended: `idle` if it had been ready, else a failed dial. */
-  #lost(wasReady: boolean): void {
+  /**
+   * The current session ended: `idle` if it had been ready, else a failed dial. `callsLost`: it
+   * closed with streams on it (not a GOAWAY), which have failed with it.
+   */
+  #lost(wasReady: boolean, callsLost = false): void {
     if (this.#closed) return;
     if (wasReady) {
-      this.#setState('idle');
+      this.#setState('idle', callsLost);
       return;
     }
     this.#dialFailed = true;
@@ -246,6 +257,6 @@ export class H2Connection {
     for (const session of this.#open) session.destroy(new Error('the client was closed'));
     this.#open.clear();
     this.#state = 'shutdown';
-    this.#options.onStateChange?.();
+    this.#options.onStateChange?.(false);
   }
 }

@@ -78,7 +78,7 @@ export class H2Engine implements ConnectivitySource {
 
   constructor(endpoints: readonly Endpoint[], options: H2EngineOptions) {
     const { compression, loadBalancing, ...connection } = options;
-    const onStateChange = () => this.#update();
+    const onStateChange = (callsLost: boolean) => this.#update(callsLost);
     this.#connections = endpoints.map(
       (endpoint) => new H2Connection({ ...connection, endpoint, onStateChange }),
     );
@@ -145,14 +145,21 @@ export class H2Engine implements ConnectivitySource {
     return connecting ? 'connecting' : idle ? 'idle' : 'transient-failure';
   }
 
-  /** A connection changed: report the aggregate's change, if any, to every watcher in order. */
-  #update(): void {
+  /**
+   * A connection changed: report the aggregate's change, if any, to every watcher in order.
+   * `callsLost`: the change was a session closing under its streams; the change says so when no
+   * call is left in flight on any connection (none moved elsewhere or waits to be resent).
+   */
+  #update(callsLost = false): void {
     if (this.#closing) return;
     const to = this.#aggregate();
     const from = this.#state;
     if (to === from) return;
     this.#state = to;
-    const change: ConnectivityChange = { from, to };
+    const change: ConnectivityChange =
+      callsLost && this.#connections.every((connection) => connection.active === 0)
+        ? { from, to, callsLost: true }
+        : { from, to };
     for (const listener of [...this.#listeners]) listener(change);
     if (to === 'shutdown') this.#listeners.clear();
   }

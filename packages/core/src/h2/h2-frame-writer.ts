@@ -42,6 +42,17 @@ export class FrameWriter {
   }
 
   /**
+   * Writes `buffer` at once when nothing is held for the socket this turn (under `microtask` and
+   * `immediate` as under `now`): a request on a connection with no other stream gains nothing from
+   * waiting for company, and waiting behind the rest of the turn (a failover wave moving calls off a
+   * lost endpoint) delays it. Later writes of the same turn are held as usual.
+   */
+  writeAlone(buffer: Uint8Array): void {
+    // Not corking: if this turn's writes are held already, this one joins them.
+    this.#socket.write(buffer);
+  }
+
+  /**
    * Queues an answer the server asked for (a PING or SETTINGS ACK); false, writing nothing, if
    * MAX_UNFLUSHED_ANSWERS earlier ones have not reached the kernel yet.
    */

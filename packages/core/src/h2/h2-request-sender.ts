@@ -34,8 +34,12 @@ export class RequestSender {
     this.#headers = headers;
   }
 
-  /** Sends an open stream's request: HEADERS, and as much of the body as the windows allow. */
-  send(stream: SessionStream): void {
+  /**
+   * Sends an open stream's request: HEADERS, and as much of the body as the windows allow. `alone`:
+   * no other stream is open on the connection, so a request that fits one buffer is written at once
+   * instead of waiting for the turn's other writes (see `FrameWriter.writeAlone`).
+   */
+  send(stream: SessionStream, alone = false): void {
     const requestHeaders = this.#headers;
     const head = requestHeaders.encode(stream);
     const tail = requestHeaders.tail;
@@ -75,7 +79,8 @@ export class RequestSender {
         stream.body = [];
       }
       stream.localEnded = true;
-      this.#writer.write(out);
+      if (alone) this.#writer.writeAlone(out);
+      else this.#writer.write(out);
       return;
     }
     const batch = this.#writer.beginBatch();

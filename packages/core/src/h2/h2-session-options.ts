@@ -6,8 +6,8 @@ export interface H2SessionEvents {
   onReady(): void;
   /** The session takes no new streams (GOAWAY, or its stream ids ran out); running ones go on. */
   onDraining(): void;
-  /** The socket closed; `error` if it failed. */
-  onClose(error: Error | undefined): void;
+  /** The socket closed; `error` if it failed; `streams`: how many streams (open or waiting) it failed. */
+  onClose(error: Error | undefined, streams: number): void;
 }
 
 export interface H2SessionOptions {

@@ -1,0 +1,92 @@
+// When a request's bytes reach the socket: the first stream on a connection idle for a few ms is
+// written in the call that opens it; streams that join it in the same turn, or that follow the end
+// of the last stream at once (callers sending again), are held and leave together once the
+// microtask queue drains (the engine's `microtask` policy).
+import type { Socket } from 'node:net';
+import { Duplex } from 'node:stream';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { CANCEL, FRAME_RST_STREAM, FRAME_SETTINGS, frame, frame32 } from './h2-frame-types.js';
+import { H2Session } from './h2-session.js';
+import type { StreamHandler } from './h2-stream.js';
+
+/** A socket stand-in that records every write that reaches it (held writes arrive on uncork). */
+class RecordingSocket extends Duplex {
+  readonly arrived: Buffer[] = [];
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    this.arrived.push(chunk);
+    callback();
+  }
+  override _writev(
+    chunks: { chunk: Buffer; encoding: BufferEncoding }[],
+    callback: (error?: Error | null) => void,
+  ): void {
+    for (const { chunk } of chunks) this.arrived.push(chunk);
+    callback();
+  }
+  override _read(): void {}
+  setNoDelay(): this {
+    return this;
+  }
+}
+
+const handler: StreamHandler = { onHeaders() {}, onData() {}, onClose() {} };
+const body = [Buffer.from([0, 0, 0, 0, 2, 8, 1])];
+const microtasks = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function readySession(socket: RecordingSocket): Promise<H2Session> {
+  const session = new H2Session(socket as unknown as Socket, {
+    authority: '127.0.0.1:1',
+    scheme: 'http',
+    events: { onReady() {}, onDraining() {}, onClose() {} },
+  });
+  // The server's (empty) SETTINGS: the session is ready and answers with an ACK.
+  socket.emit('data', frame(FRAME_SETTINGS, 0, 0, Buffer.alloc(0)));
+  await microtasks();
+  expect(session.ready).toBe(true);
+  return session;
+}
+
+describe('H2Session writes', () => {
+  it("writes an idle connection's first request in the call that opens it", async () => {
+    const socket = new RecordingSocket();
+    const session = await readySession(socket);
+    const before = socket.arrived.length;
+    session.request(handler, '/svc/Method', undefined, undefined, body);
+    // Before any microtask ran: the request is on the socket already.
+    expect(socket.arrived.length).toBe(before + 1);
+    session.destroy();
+  });
+
+  it('holds the requests that join it in the same turn and flushes them together', async () => {
+    const socket = new RecordingSocket();
+    const session = await readySession(socket);
+    session.request(handler, '/svc/Method', undefined, undefined, body);
+    const afterFirst = socket.arrived.length;
+    session.request(handler, '/svc/Method', undefined, undefined, body);
+    session.request(handler, '/svc/Method', undefined, undefined, body);
+    expect(socket.arrived.length).toBe(afterFirst);
+    await microtasks();
+    expect(socket.arrived.length).toBe(afterFirst + 2);
+    session.destroy();
+  });
+
+  it('holds a request opened as the last stream ended (a caller sending again)', async () => {
+    // The session's clock stands still: the new request comes no time after the end.
+    vi.useFakeTimers({ toFake: ['performance'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const socket = new RecordingSocket();
+    const session = await readySession(socket);
+    session.request(handler, '/svc/Method', undefined, undefined, body);
+    await microtasks();
+    const before = socket.arrived.length;
+    // The server ends stream 1; its caller sends again in the same turn.
+    socket.emit('data', frame32(FRAME_RST_STREAM, 1, CANCEL));
+    session.request(handler, '/svc/Method', undefined, undefined, body);
+    expect(socket.arrived.length).toBe(before);
+    await microtasks();
+    expect(socket.arrived.length).toBe(before + 1);
+    session.destroy();
+  });
+});
