@@ -79,7 +79,8 @@ export class MicroBatcher implements InferTransport {
     failLostBatches(this.#inFlight);
   }
 
-  infer(request: InferRequest, options: CallOptions = NO_OPTIONS): Promise<InferResponse> {
+  infer(request: InferRequest, callOptions?: CallOptions): Promise<InferResponse> {
+    const options = callOptions ?? NO_OPTIONS;
     try {
       if (this.#closed) throw batcherErrors.closed();
       if (options.signal?.aborted) throw abortError(options.signal, { model: request.model });
