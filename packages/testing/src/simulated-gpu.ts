@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { isAborted, type LazySignal } from './internal/call-context.js';
 import { status } from './internal/grpc-status.js';
 import { sleep } from './internal/sleep.js';
 import { RpcError } from './rpc-error.js';
@@ -99,6 +100,18 @@ function emptyStats(maxConcurrent: number): SimulatedGpuStats {
 }
 
 /**
+ * `gpu.run` with the call's context instead of its signal: the signal is read (and the call's
+ * controller made) only when the execution has to queue or sleep a tail delay. For the package's
+ * own `simulated_gpu` model.
+ */
+export let runLazily: (
+  gpu: SimulatedGpu,
+  rows: number,
+  context: LazySignal,
+  onStart: (() => void) | undefined,
+) => Promise<void>;
+
+/**
  * One execution slot with GPU batch economics: executions run one at a time in arrival order, each
  * taking `baseMs + perRowMs * rows` of wall time. Batching many rows into one execution is
  * therefore much cheaper than running them one by one, as on a real GPU. No execution ends before
@@ -140,22 +153,35 @@ export class SimulatedGpu {
    * the queue (CANCELLED); an execution that has started runs to the end, as GPU work would. A tail
    * delay after it ends early on an abort.
    */
-  async run(rows: number, signal?: AbortSignal, onStart?: () => void): Promise<void> {
-    await this.#execute(rows, signal, onStart);
+  run(rows: number, signal?: AbortSignal, onStart?: () => void): Promise<void> {
+    return this.#run(rows, signal === undefined ? undefined : { signal }, onStart);
+  }
+
+  static {
+    runLazily = (gpu, rows, context, onStart) => gpu.#run(rows, context, onStart);
+  }
+
+  async #run(
+    rows: number,
+    context: LazySignal | undefined,
+    onStart: (() => void) | undefined,
+  ): Promise<void> {
+    await this.#execute(rows, context, onStart);
     if (this.tailProbability > 0 && this.#random() < this.tailProbability) {
       this.#stats.tailDelays += 1;
-      await sleep(this.tailMs, signal);
+      await sleep(this.tailMs, context?.signal);
     }
   }
 
-  #execute(rows: number, signal: AbortSignal | undefined, onStart: (() => void) | undefined): Promise<void> {
-    if (signal?.aborted) return Promise.reject(cancelled());
+  #execute(rows: number, context: LazySignal | undefined, onStart: (() => void) | undefined): Promise<void> {
+    if (context !== undefined && isAborted(context)) return Promise.reject(cancelled());
     if (this.#running === 0 && this.#queue.length === 0) {
       // The slot is free: the execution starts now and cannot be cancelled, so no abort listener.
       return new Promise<void>((resolve, reject) => {
         this.#start({ rows, onStart, resolve, reject, detach: noop });
       });
     }
+    const signal = context?.signal;
     return new Promise<void>((resolve, reject) => {
       const onAbort = () => {
         const index = this.#queue.indexOf(job);
