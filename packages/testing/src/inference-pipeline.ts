@@ -28,6 +28,18 @@ export class ExecutionError extends RpcError {
 
 const now = () => process.hrtime.bigint();
 
+/** Configured output ranks per model's `outputs` list, worked out once per list. */
+const ranksByOutputs = new WeakMap<object, Readonly<Record<string, number>>>();
+
+function ranksOf(outputs: readonly { readonly name: string; readonly dims: readonly number[] }[]) {
+  let ranks = ranksByOutputs.get(outputs);
+  if (ranks === undefined) {
+    ranks = Object.fromEntries(outputs.map((spec) => [spec.name, spec.dims.length]));
+    ranksByOutputs.set(outputs, ranks);
+  }
+  return ranks;
+}
+
 function placements(message: ModelInferRequest): Map<string, OutputPlacement> {
   const out = new Map<string, OutputPlacement>();
   for (const output of message.outputs) {
@@ -105,7 +117,7 @@ export async function* runInference(
         placements: outputPlacements,
         shm: state.shm,
         batching: model.maxBatchSize > 0,
-        ranks: Object.fromEntries(model.outputs.map((spec) => [spec.name, spec.dims.length])),
+        ranks: ranksOf(model.outputs),
         ...(model.labels ? { labels: model.labels } : {}),
       });
       counters.responses += 1;
