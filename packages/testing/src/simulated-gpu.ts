@@ -121,8 +121,8 @@ export let runLazily: (
  * taking `baseMs + perRowMs * rows` of wall time. Batching many rows into one execution is
  * therefore much cheaper than running them one by one, as on a real GPU. No execution ends before
  * its cost, nor (on a machine that schedules the server at once) more than microseconds after it:
- * a timer, then a futex sleep for the last millisecond or so. `stats().maxOverrunMs` shows how late
- * the machine let one finish.
+ * a timer, then a futex sleep for the last millisecond or so and a clock loop for its last 0.2 ms.
+ * `stats().maxOverrunMs` shows how late the machine let one finish.
  */
 export class SimulatedGpu {
   readonly baseMs: number;
