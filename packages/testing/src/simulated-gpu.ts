@@ -62,7 +62,9 @@ interface Job {
  * precise clock) but `SPIN_MS` in `Atomics.wait` on the main thread (a futex with a microsecond
  * timeout, no CPU), and reads the clock in a loop for the rest: a futex wakes 50 µs (the kernel's
  * timer slack) to a few hundred µs late, and the loop absorbs that (about 0.04 ms of CPU per
- * execution). The answer leaves in the same turn. Measured at load 3.3 on the 2-core machine, 400
+ * execution). The futex sleeps at most `MAX_BLOCK_MS` at a time, with a turn of the event loop
+ * between, so other calls' I/O (or a client in the same process) waits that long at most. The
+ * answer leaves in the same turn as the end. Measured at load 3.3 on the 2-core machine, 400
  * executions of 5.2 ms: the timer fires a median 1.02 ms before the end, and executions end a
  * median 0 and p90 0.02–0.06 ms late (a futex alone: 0.13 and 0.2–0.4 ms).
  *
@@ -71,12 +73,11 @@ interface Job {
  * the client's core) and, on an overloaded machine, lost the spinning server its CPU share so that
  * answers came late (it fell back to the timer alone there, up to a millisecond late). A sleeper
  * thread blocked in `Atomics.wait` (waking the main one) was tried too: its wake-up needs two threads
- * scheduled, and at load 11 executions ran 1.3–2.5 ms over their cost. The event loop is blocked
- * for that last stretch (other calls' I/O waits that long at most); what it would serve then waits
- * for the slot anyway.
+ * scheduled, and at load 11 executions ran 1.3–2.5 ms over their cost.
  */
 const TIMER_MARGIN_MS = 0.1;
 const SPIN_MS = 0.2;
+const MAX_BLOCK_MS = 0.5;
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 /** Blocks the thread for `ms` (sub-millisecond precision, no CPU). */
@@ -237,10 +238,16 @@ export class SimulatedGpu {
         setTimeout(finish, wholeMs);
         return;
       }
-      while (remaining > SPIN_MS) {
-        sleepSync(remaining - SPIN_MS);
+      if (remaining > SPIN_MS) {
+        // At most MAX_BLOCK_MS at a time, then a turn of the event loop: other calls' I/O (and a
+        // client in the same process) waits that long at most.
+        sleepSync(Math.min(remaining - SPIN_MS, MAX_BLOCK_MS));
         now = performance.now();
         remaining = end - now;
+        if (remaining > SPIN_MS) {
+          setImmediate(finish);
+          return;
+        }
       }
       while (remaining > 0) {
         now = performance.now();
