@@ -6,9 +6,14 @@
 //   node scripts/bootstrap.mjs --dist bench/batcher-server-cpu.ts [ROWS] [--rounds 3] [--calls 600]
 //     [--transports http2,grpc-js] [--cases identity:1,identity:64,simulated_gpu:64]
 //   PROBE_URL=host:port (a server of your own, e.g. one under --cpu-prof; no server CPU then)
+//   --servers base=/tmp/base/packages/cli/dist/bin.js,built (instead of --transports: one http2 server per
+//     entry, `label=path` of a CLI bin.js — another build, e.g. main's copied to a temp dir with its
+//     node_modules linked — or `built`, this checkout's; before/after of a change in the same run)
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
 import { createTritonClient, type TritonClient } from '@infergate/core';
 import { flag } from './lib.js';
 import { childCpuMs, startServerProcess } from './server-process.js';
@@ -46,12 +51,37 @@ function rssMb(pid: number | undefined): number {
   }
 }
 
+/** `node <bin> serve-test` of another build; its address within 60 s. */
+async function startBin(bin: string) {
+  const child = spawn(process.execPath, [bin, 'serve-test', '--port', '0', '--no-llm', '--json'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${bin} did not start within 60 s`)), 60_000);
+    lines.once('line', (line) => {
+      clearTimeout(timer);
+      resolve((JSON.parse(line) as { triton: string }).triton);
+    });
+    child.once('exit', (code) => reject(new Error(`${bin} exited (${code})`)));
+  });
+  return { url, child };
+}
+
 const given = process.env.PROBE_URL;
-const transports = given ? ['given'] : (flag('transports') ?? 'http2,grpc-js').split(',');
+const servers = flag('servers')?.split(',');
+const transports = given ? ['given'] : (servers ?? (flag('transports') ?? 'http2,grpc-js').split(','));
 const arms: Arm[] = [];
 for (const transport of transports) {
-  const { url, child } = given ? { url: given, child: undefined } : await startServerProcess(true, transport);
-  arms.push({ transport, url, child, client: createTritonClient({ url, enableGpuIpc: false }) });
+  const [label, bin] = transport.split('=') as [string, string | undefined];
+  const { url, child } = given
+    ? { url: given, child: undefined }
+    : servers === undefined
+      ? await startServerProcess(true, transport)
+      : bin === undefined
+        ? await startServerProcess(true, 'http2')
+        : await startBin(bin);
+  arms.push({ transport: label, url, child, client: createTritonClient({ url, enableGpuIpc: false }) });
 }
 const startRss = arms.map((arm) => rssMb(arm.child?.pid));
 

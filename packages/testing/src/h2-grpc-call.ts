@@ -24,6 +24,23 @@ export interface H2ServeContext {
 
 const noop = () => {};
 
+// The response's headers and options, the same for every call (node:http2 copies them; nothing
+// mutates them). No `date` header (gRPC does not use it: one header less to format and encode per
+// call) and no `grpc-encoding` (identity; responses are never compressed).
+const RESPONSE_HEADERS: OutgoingHttpHeaders = {
+  ':status': 200,
+  'content-type': 'application/grpc+proto',
+  'grpc-accept-encoding': 'identity,deflate,gzip',
+};
+const RESPONSE_OPTIONS = { waitForTrailers: true, sendDate: false };
+const OK_TRAILERS: OutgoingHttpHeaders = { 'grpc-status': '0' };
+const TRAILERS_ONLY_OPTIONS = { endStream: true, sendDate: false };
+
+/** A unary call's 'wantTrailers' listener (the stream is `this`): status OK, no closure per call. */
+function sendOkTrailers(this: ServerHttp2Stream): void {
+  this.sendTrailers(OK_TRAILERS);
+}
+
 /**
  * The server side of one gRPC call on a `node:http2` stream: response headers on the first
  * message, trailers (or a trailers-only answer) with the status, the `grpc-timeout` deadline, and
@@ -61,26 +78,19 @@ class H2Call {
     }, ms);
   }
 
-  #respond(): void {
+  /** Response headers; `okOnly`: the status is OK whatever happens next (a unary reply). */
+  #respond(okOnly: boolean): void {
     this.#headersSent = true;
-    this.#stream.respond(
-      {
-        ':status': 200,
-        'content-type': 'application/grpc+proto',
-        'grpc-accept-encoding': 'identity,deflate,gzip',
-      },
-      // Responses are never compressed: `grpc-encoding` is left out (identity), one header less to encode.
-      { waitForTrailers: true },
-    );
-    this.#stream.once('wantTrailers', () => {
-      this.#stream.sendTrailers(this.#trailers ?? { 'grpc-status': '0' });
-    });
+    const stream = this.#stream;
+    stream.respond(RESPONSE_HEADERS, RESPONSE_OPTIONS);
+    if (okOnly) stream.on('wantTrailers', sendOkTrailers);
+    else stream.once('wantTrailers', () => stream.sendTrailers(this.#trailers ?? OK_TRAILERS));
   }
 
   /** A response message, already framed (prefix included). */
   send(framed: Buffer): void {
     if (this.#done || this.#stream.destroyed) return;
-    if (!this.#headersSent) this.#respond();
+    if (!this.#headersSent) this.#respond(false);
     this.#stream.write(framed);
   }
 
@@ -89,7 +99,7 @@ class H2Call {
     if (this.#done || this.#stream.destroyed) return;
     this.#done = true;
     clearTimeout(this.#timer);
-    if (!this.#headersSent) this.#respond();
+    if (!this.#headersSent) this.#respond(true);
     this.#stream.end(framed);
   }
 
@@ -108,7 +118,7 @@ class H2Call {
     } else {
       trailers[':status'] = 200;
       trailers['content-type'] = 'application/grpc+proto';
-      stream.respond(trailers, { endStream: true });
+      stream.respond(trailers, TRAILERS_ONLY_OPTIONS);
     }
   }
 }

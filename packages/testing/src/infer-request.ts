@@ -61,8 +61,9 @@ export function readInferRequest(
   const batching = model.maxBatchSize > 0;
   // As in Triton, raw_input_contents holds entries for the inputs not in shared memory, in order.
   const raws = message.rawInputContents;
-  const shmRefs = message.inputs.map((tensor) =>
-    sharedMemoryRef(fromWireParameters(tensor.parameters), tensor.name),
+  const inputParameters = message.inputs.map((tensor) => fromWireParameters(tensor.parameters));
+  const shmRefs = message.inputs.map((tensor, index) =>
+    sharedMemoryRef(inputParameters[index] as Parameters, tensor.name),
   );
   const rawCount = shmRefs.filter((ref) => ref === undefined).length;
   if (raws.length !== rawCount) {
@@ -134,7 +135,7 @@ export function readInferRequest(
         `input byte size mismatch for input '${name}' ${forModel}. Expected ${count * elementSize(datatype)}, got ${raw.byteLength}`,
       );
     }
-    inputs.push(new DecodedInput(name, datatype, shape, raw, fromWireParameters(tensor.parameters)));
+    inputs.push(new DecodedInput(name, datatype, shape, raw, inputParameters[index] as Parameters));
   }
 
   const missing = model.inputs.filter(

@@ -1,6 +1,7 @@
 import type { RpcContext } from './handler-table.js';
 import { readInferRequest } from './infer-request.js';
 import { buildInferResponse, corruptInferResponse, type OutputPlacement } from './infer-response.js';
+import { isAborted, type LazySignal } from './internal/call-context.js';
 import { status } from './internal/grpc-status.js';
 import { fromWireParameters, integerParameter } from './internal/parameters.js';
 import type { ModelInferRequest, ModelInferResponse } from './internal/proto.js';
@@ -26,6 +27,18 @@ export class ExecutionError extends RpcError {
 }
 
 const now = () => process.hrtime.bigint();
+
+/** Configured output ranks per model's `outputs` list, worked out once per list. */
+const ranksByOutputs = new WeakMap<object, Readonly<Record<string, number>>>();
+
+function ranksOf(outputs: readonly { readonly name: string; readonly dims: readonly number[] }[]) {
+  let ranks = ranksByOutputs.get(outputs);
+  if (ranks === undefined) {
+    ranks = Object.fromEntries(outputs.map((spec) => [spec.name, spec.dims.length]));
+    ranksByOutputs.set(outputs, ranks);
+  }
+  return ranks;
+}
 
 function placements(message: ModelInferRequest): Map<string, OutputPlacement> {
   const out = new Map<string, OutputPlacement>();
@@ -70,7 +83,7 @@ export async function* runInference(
       );
     }
   } catch (error) {
-    if (!context.signal.aborted) counters.failures += 1;
+    if (!isAborted(context)) counters.failures += 1;
     throw error;
   }
   const { model, version } = resolved;
@@ -84,8 +97,14 @@ export async function* runInference(
     const inputDone = now();
     let inferStart = inputDone;
     let queueNs = 0n;
-    const executeContext: ExecuteContext = {
-      signal: context.signal,
+    const executeContext: ExecuteContext & LazySignal = {
+      // Read on demand: the call's controller is made only for a model that reads its signal.
+      get signal() {
+        return context.signal;
+      },
+      get aborted() {
+        return isAborted(context);
+      },
       ...(sequence ? { sequence } : {}),
       computeStarted() {
         const at = now();
@@ -98,7 +117,7 @@ export async function* runInference(
         placements: outputPlacements,
         shm: state.shm,
         batching: model.maxBatchSize > 0,
-        ranks: Object.fromEntries(model.outputs.map((spec) => [spec.name, spec.dims.length])),
+        ranks: ranksOf(model.outputs),
         ...(model.labels ? { labels: model.labels } : {}),
       });
       counters.responses += 1;
@@ -112,7 +131,7 @@ export async function* runInference(
       let index = 0;
       let last = inferStart;
       for await (const outputs of model.executeStream(request, executeContext)) {
-        if (context.signal.aborted) break;
+        if (isAborted(context)) break;
         const built = now();
         const response = respond(outputs);
         const sent = now();
@@ -124,9 +143,9 @@ export async function* runInference(
         index += 1;
         yield response;
         last = now();
-        if (context.signal.aborted) break;
+        if (isAborted(context)) break;
       }
-      if (context.signal.aborted) throw new RpcError(status.CANCELLED, 'the stream was cancelled');
+      if (isAborted(context)) throw new RpcError(status.CANCELLED, 'the stream was cancelled');
       if (model.decoupled !== true && index !== 1) {
         throw new RpcError(status.INTERNAL, `model '${model.name}' must produce exactly one response`);
       }
@@ -147,7 +166,7 @@ export async function* runInference(
       totalNs: now() - started,
     });
   } catch (error) {
-    if (!context.signal.aborted) {
+    if (!isAborted(context)) {
       counters.failures += 1;
       state.inference.failed(model.name, version, now() - started);
     }

@@ -1,6 +1,7 @@
 import { create, type DescMethod, fromBinary, toBinary } from '@bufbuild/protobuf';
 import type { HandlerTable, RpcContext, UnaryMethodKey } from './handler-table.js';
 import { serializeInferResponse } from './infer-response.js';
+import { CallContext } from './internal/call-context.js';
 import { status } from './internal/grpc-status.js';
 import { GRPCInferenceService, type ModelInferResponse } from './internal/proto.js';
 import { checkAccess } from './restriction.js';
@@ -114,27 +115,27 @@ export function startUnary(
   request: unknown,
   metadata: Readonly<Record<string, string>>,
 ): UnaryRun {
-  const controller = new AbortController();
+  const context = new CallContext(metadata);
   const model = modelOf(route.key, request);
   state.calls.record({ method: route.name, model, metadata, time: Date.now() });
   let answered = false;
   const cancel = () => {
     if (answered) return;
     if (route.key === 'modelInfer' && model !== undefined) state.stats.of(model).cancellations += 1;
-    controller.abort(new RpcError(status.CANCELLED, 'the client cancelled the call or its deadline passed'));
+    context.abort(new RpcError(status.CANCELLED, 'the client cancelled the call or its deadline passed'));
   };
   const run = async (): Promise<unknown> => {
-    state.inFlight.add(controller);
+    state.inFlight.add(context);
     try {
       checkAccess(route.name, metadata, state.restrictions, state.identity.extensions);
-      if (!state.gate.isOpen) await state.gate.wait(controller.signal);
-      const result = await route.handler(request, { metadata, signal: controller.signal });
+      if (!state.gate.isOpen) await state.gate.wait(context.signal);
+      const result = await route.handler(request, context);
       return create(route.method.output, result as never);
     } catch (error) {
       throw toRpcError(error);
     } finally {
       answered = true;
-      state.inFlight.delete(controller);
+      state.inFlight.delete(context);
     }
   };
   return { result: run(), cancel };

@@ -1,6 +1,7 @@
 import { CallRecorder } from './call-recorder.js';
 import { FaultInjector } from './fault-injector.js';
 import { InferenceStats } from './inference-stats.js';
+import type { Abortable } from './internal/call-context.js';
 import { Gate } from './internal/gate.js';
 import { ModelRegistry } from './model-registry.js';
 import { StatsBook } from './model-stats.js';
@@ -29,7 +30,7 @@ export class ServerState {
   readonly calls = new CallRecorder(1000);
   readonly gate = new Gate();
   /** One controller per RPC in progress, so `kill()` can abort their executions. */
-  readonly inFlight = new Set<AbortController>();
+  readonly inFlight = new Set<Abortable>();
   readonly identity: ServerIdentity;
   readonly restrictions: readonly Restriction[];
 

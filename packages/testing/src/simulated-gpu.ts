@@ -1,5 +1,5 @@
-import { availableParallelism, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { isAborted, type LazySignal } from './internal/call-context.js';
 import { status } from './internal/grpc-status.js';
 import { sleep } from './internal/sleep.js';
 import { RpcError } from './rpc-error.js';
@@ -53,35 +53,41 @@ interface Job {
 }
 
 /**
- * How an execution waits out its cost. Node's timers count whole milliseconds from a floored clock:
- * a 5.2 ms timer fires anywhere from about 4.3 to 6.5 ms later. So an execution sleeps on a timer
- * until about `FINISH_WINDOW_MS` before its end, then checks the precise clock on each turn of the
- * event loop (`setImmediate`, which still serves I/O) until the end: it ends at its cost, for about
- * 0.5–1 ms of CPU per execution (at most 2).
+ * How an execution waits out its cost. Node's timers count whole milliseconds of libuv's floored
+ * clock, and the poll that waits for one wakes up to a millisecond after its due millisecond (the
+ * clock's fraction when the loop last read it): a 5.2 ms timer fires anywhere from about 4.3 to
+ * 6.5 ms later. So an execution sleeps on a timer due at a whole millisecond at least
+ * `1 + TIMER_MARGIN_MS` before its end (placed from the fraction of the monotonic clock libuv
+ * floors), so it fires before the end, then sleeps out what is left (0.1–2.1 ms, measured on the
+ * precise clock) but `SPIN_MS` in `Atomics.wait` on the main thread (a futex with a microsecond
+ * timeout, no CPU), and reads the clock in a loop for the rest: a futex wakes 50 µs (the kernel's
+ * timer slack) to a few hundred µs late, and the loop absorbs that (about 0.04 ms of CPU per
+ * execution). The futex sleeps at most `MAX_BLOCK_MS` at a time, with a turn of the event loop
+ * between, so other calls' I/O (or a client in the same process) waits that long at most. The
+ * answer leaves in the same turn as the end. Measured at load 3.3 on the 2-core machine, 400
+ * executions of 5.2 ms: the timer fires a median 1.02 ms before the end, and executions end a
+ * median 0 and p90 0.02–0.06 ms late (a futex alone: 0.13 and 0.2–0.4 ms).
  *
- * That only pays while the machine has a core to spare. On an overloaded one (a 1-minute load
- * average of 1.5× the core count or more: a quiet benchmark run of two busy processes reads 1.3–2.8
- * on the 2-core machine, five engineers at work 6–15) the scheduler takes the spinning server's CPU
- * share away, and its answers come late (unbatched c1 on the loaded 2-core machine: 124 calls/s
- * with the spin, 214 with the sleeper thread below, at the same load). There the timer aims at the
- * end itself, and only an early firing (a fraction of a millisecond) is waited out on the clock,
- * so no execution ends before its cost either way.
- *
- * A sleeper thread blocked in `Atomics.wait` (a microsecond timeout) was tried too: its wake-up
- * needs two threads scheduled, and at load 11 executions ran 1.3–2.5 ms over their cost.
+ * What it replaced: a clock check on each turn of the event loop (`setImmediate`) for the last
+ * millisecond or two, which burned 1–1.5 ms of the server's CPU per execution (on a 2-core machine,
+ * the client's core) and, on an overloaded machine, lost the spinning server its CPU share so that
+ * answers came late (it fell back to the timer alone there, up to a millisecond late). A sleeper
+ * thread blocked in `Atomics.wait` (waking the main one) was tried too: its wake-up needs two threads
+ * scheduled, and at load 11 executions ran 1.3–2.5 ms over their cost.
  */
-const FINISH_WINDOW_MS = 1;
-const LOAD_CHECK_MS = 1000;
-let spareCoreCheckedAt = Number.NEGATIVE_INFINITY;
-let spareCore = true;
+const TIMER_MARGIN_MS = 0.1;
+const SPIN_MS = 0.2;
+const MAX_BLOCK_MS = 0.5;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
-/** Whether the machine has a core to spare (the 1-minute load average, read once a second at most). */
-function hasSpareCore(now: number): boolean {
-  if (now - spareCoreCheckedAt >= LOAD_CHECK_MS) {
-    spareCoreCheckedAt = now;
-    spareCore = (loadavg()[0] as number) < 1.5 * availableParallelism();
-  }
-  return spareCore;
+/** Blocks the thread for `ms` (sub-millisecond precision, no CPU). */
+function sleepSync(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms);
+}
+
+/** The fraction of the current millisecond of the monotonic clock libuv's timers floor. */
+function clockFractionMs(): number {
+  return Number(process.hrtime.bigint() % 1_000_000n) / 1e6;
 }
 
 function emptyStats(maxConcurrent: number): SimulatedGpuStats {
@@ -100,13 +106,24 @@ function emptyStats(maxConcurrent: number): SimulatedGpuStats {
 }
 
 /**
+ * `gpu.run` with the call's context instead of its signal: the signal is read (and the call's
+ * controller made) only when the execution has to queue or sleep a tail delay. For the package's
+ * own `simulated_gpu` model.
+ */
+export let runLazily: (
+  gpu: SimulatedGpu,
+  rows: number,
+  context: LazySignal,
+  onStart: (() => void) | undefined,
+) => Promise<void>;
+
+/**
  * One execution slot with GPU batch economics: executions run one at a time in arrival order, each
  * taking `baseMs + perRowMs * rows` of wall time. Batching many rows into one execution is
  * therefore much cheaper than running them one by one, as on a real GPU. No execution ends before
- * its cost. On a machine with a core to spare (load average under 1.5× the cores) none ends more
- * than microseconds after it: a timer, then a clock check on each event-loop turn for the last
- * millisecond. On an overloaded one the timer alone (a spinning server loses its CPU share there),
- * so up to about a millisecond late. `stats().maxOverrunMs` shows how late the machine let one finish.
+ * its cost, nor (on a machine that schedules the server at once) more than microseconds after it:
+ * a timer, then a futex sleep for the last millisecond or so and a clock loop for its last 0.2 ms.
+ * `stats().maxOverrunMs` shows how late the machine let one finish.
  */
 export class SimulatedGpu {
   readonly baseMs: number;
@@ -142,22 +159,35 @@ export class SimulatedGpu {
    * the queue (CANCELLED); an execution that has started runs to the end, as GPU work would. A tail
    * delay after it ends early on an abort.
    */
-  async run(rows: number, signal?: AbortSignal, onStart?: () => void): Promise<void> {
-    await this.#execute(rows, signal, onStart);
+  run(rows: number, signal?: AbortSignal, onStart?: () => void): Promise<void> {
+    return this.#run(rows, signal === undefined ? undefined : { signal }, onStart);
+  }
+
+  static {
+    runLazily = (gpu, rows, context, onStart) => gpu.#run(rows, context, onStart);
+  }
+
+  async #run(
+    rows: number,
+    context: LazySignal | undefined,
+    onStart: (() => void) | undefined,
+  ): Promise<void> {
+    await this.#execute(rows, context, onStart);
     if (this.tailProbability > 0 && this.#random() < this.tailProbability) {
       this.#stats.tailDelays += 1;
-      await sleep(this.tailMs, signal);
+      await sleep(this.tailMs, context?.signal);
     }
   }
 
-  #execute(rows: number, signal: AbortSignal | undefined, onStart: (() => void) | undefined): Promise<void> {
-    if (signal?.aborted) return Promise.reject(cancelled());
+  #execute(rows: number, context: LazySignal | undefined, onStart: (() => void) | undefined): Promise<void> {
+    if (context !== undefined && isAborted(context)) return Promise.reject(cancelled());
     if (this.#running === 0 && this.#queue.length === 0) {
       // The slot is free: the execution starts now and cannot be cancelled, so no abort listener.
       return new Promise<void>((resolve, reject) => {
         this.#start({ rows, onStart, resolve, reject, detach: noop });
       });
     }
+    const signal = context?.signal;
     return new Promise<void>((resolve, reject) => {
       const onAbort = () => {
         const index = this.#queue.indexOf(job);
@@ -198,18 +228,30 @@ export class SimulatedGpu {
     stats.busyMs += duration;
     const started = performance.now();
     const end = started + duration;
-    const window = hasSpareCore(started) ? FINISH_WINDOW_MS : 0;
     const finish = () => {
-      const now = performance.now();
-      const remaining = end - now;
-      // A timer shorter than 1 ms is a 1 ms timer, so the timer only serves while that is left over.
-      if (remaining >= window + 1) {
-        setTimeout(finish, remaining - window);
+      let now = performance.now();
+      let remaining = end - now;
+      // Due at the last whole millisecond of libuv's clock that leaves a millisecond (its wake-up
+      // lateness) and the margin before the end.
+      const wholeMs = Math.floor(remaining + clockFractionMs() - 1 - TIMER_MARGIN_MS);
+      if (wholeMs >= 1) {
+        setTimeout(finish, wholeMs);
         return;
       }
-      if (remaining > 0) {
-        setImmediate(finish);
-        return;
+      if (remaining > SPIN_MS) {
+        // At most MAX_BLOCK_MS at a time, then a turn of the event loop: other calls' I/O (and a
+        // client in the same process) waits that long at most.
+        sleepSync(Math.min(remaining - SPIN_MS, MAX_BLOCK_MS));
+        now = performance.now();
+        remaining = end - now;
+        if (remaining > SPIN_MS) {
+          setImmediate(finish);
+          return;
+        }
+      }
+      while (remaining > 0) {
+        now = performance.now();
+        remaining = end - now;
       }
       this.#finished(now - started, -remaining);
       this.#running -= 1;

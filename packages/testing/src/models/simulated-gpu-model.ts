@@ -1,5 +1,5 @@
 import type { ModelDefinition } from '../model-definition.js';
-import type { SimulatedGpu } from '../simulated-gpu.js';
+import { runLazily, type SimulatedGpu } from '../simulated-gpu.js';
 
 /**
  * `simulated_gpu`: FP32 INPUT0 with dims [-1] (so shape [rows, n]), OUTPUT0 = INPUT0 × 2. Every
@@ -12,10 +12,10 @@ export function simulatedGpuModel(gpu: SimulatedGpu, maxBatchSize: number): Mode
     maxBatchSize,
     inputs: [{ name: 'INPUT0', datatype: 'FP32', dims: [-1] }],
     outputs: [{ name: 'OUTPUT0', datatype: 'FP32', dims: [-1] }],
-    async execute(request, { signal, computeStarted }) {
+    async execute(request, context) {
       const input = request.input('INPUT0');
       // Waiting for the slot is ModelStatistics' queue time; holding it is compute_infer.
-      await gpu.run(request.batchSize, signal, computeStarted);
+      await runLazily(gpu, request.batchSize, context, context.computeStarted);
       const values = input.data as Float32Array;
       const doubled = new Float32Array(values.length);
       for (let i = 0; i < values.length; i++) doubled[i] = (values[i] as number) * 2;
