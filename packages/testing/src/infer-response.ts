@@ -110,50 +110,6 @@ function varintLength(value: number): number {
   return length;
 }
 
-type OutputTensor = ModelInferResponse['outputs'][number];
-
-/** Whether a map field (an object of entries) has none. */
-function isEmpty(map: Readonly<Record<string, unknown>>): boolean {
-  for (const _ in map) return false;
-  return true;
-}
-
-/**
- * The common response (no response or output parameters, no typed `contents`, dims in
- * 0..2^53): its head (fields 1–5) is written by hand, without the protobuf runtime's reflection
- * (about 14 µs per call). Anything else goes through `toBinary`.
- */
-function isPlain(response: ModelInferResponse): boolean {
-  if (!isEmpty(response.parameters)) return false;
-  for (const output of response.outputs) {
-    if (output.contents !== undefined || !isEmpty(output.parameters)) return false;
-    for (const dim of output.shape) if (dim < 0n || dim > 9_007_199_254_740_991n) return false;
-  }
-  return true;
-}
-
-function shapeBytes(shape: readonly bigint[]): number {
-  let length = 0;
-  for (const dim of shape) length += varintLength(Number(dim));
-  return length;
-}
-
-/** Bytes of a string field (tag, length, UTF-8), 0 when empty (proto3 leaves it out). */
-function stringFieldLength(value: string): number {
-  if (value === '') return 0;
-  const bytes = Buffer.byteLength(value, 'utf8');
-  return 1 + varintLength(bytes) + bytes;
-}
-
-function outputLength(output: OutputTensor): number {
-  const shape = output.shape.length === 0 ? 0 : shapeBytes(output.shape);
-  return (
-    stringFieldLength(output.name) +
-    stringFieldLength(output.datatype) +
-    (output.shape.length === 0 ? 0 : 1 + varintLength(shape) + shape)
-  );
-}
-
 function writeVarint(out: Buffer, offset: number, value: number): number {
   let rest = value;
   while (rest >= 0x80) {
@@ -164,59 +120,19 @@ function writeVarint(out: Buffer, offset: number, value: number): number {
   return offset;
 }
 
-function writeString(out: Buffer, offset: number, tag: number, value: string): number {
-  if (value === '') return offset;
-  out[offset++] = tag;
-  const at = writeVarint(out, offset, Buffer.byteLength(value, 'utf8'));
-  return at + out.write(value, at, 'utf8');
-}
-
 /**
- * Serializes a ModelInferResponse with one allocation and one copy per tensor: the small part is
- * written by hand for the common response (the protobuf encoder otherwise), each
- * `raw_output_contents` entry (field 6) is appended by hand. `headroom` bytes are left free at the
- * start (for the gRPC message prefix).
+ * Serializes a ModelInferResponse with one allocation and one copy per tensor: the small part goes
+ * through the protobuf encoder, each `raw_output_contents` entry (field 6) is appended by hand.
+ * `headroom` bytes are left free at the start (for the gRPC message prefix).
  */
 export function serializeInferResponse(response: ModelInferResponse, headroom = 0): Buffer {
   const raws = response.rawOutputContents;
-  const plain = isPlain(response);
-  const head = plain ? undefined : toBinary(ModelInferResponseSchema, { ...response, rawOutputContents: [] });
-  let headLength = head?.byteLength ?? 0;
-  const outputLengths: number[] = [];
-  if (plain) {
-    headLength =
-      stringFieldLength(response.modelName) +
-      stringFieldLength(response.modelVersion) +
-      stringFieldLength(response.id);
-    for (const output of response.outputs) {
-      const length = outputLength(output);
-      outputLengths.push(length);
-      headLength += 1 + varintLength(length) + length;
-    }
-  }
-  let total = headroom + headLength;
+  const head = toBinary(ModelInferResponseSchema, { ...response, rawOutputContents: [] });
+  let total = headroom + head.byteLength;
   for (const raw of raws) total += 1 + varintLength(raw.byteLength) + raw.byteLength;
   const out = Buffer.allocUnsafe(total);
-  let offset = headroom;
-  if (head !== undefined) {
-    out.set(head, offset);
-    offset += head.byteLength;
-  } else {
-    offset = writeString(out, offset, 0x0a, response.modelName);
-    offset = writeString(out, offset, 0x12, response.modelVersion);
-    offset = writeString(out, offset, 0x1a, response.id);
-    response.outputs.forEach((output, index) => {
-      out[offset++] = 0x2a;
-      offset = writeVarint(out, offset, outputLengths[index] as number);
-      offset = writeString(out, offset, 0x0a, output.name);
-      offset = writeString(out, offset, 0x12, output.datatype);
-      if (output.shape.length > 0) {
-        out[offset++] = 0x1a;
-        offset = writeVarint(out, offset, shapeBytes(output.shape));
-        for (const dim of output.shape) offset = writeVarint(out, offset, Number(dim));
-      }
-    });
-  }
+  out.set(head, headroom);
+  let offset = headroom + head.byteLength;
   for (const raw of raws) {
     out[offset++] = RAW_OUTPUT_CONTENTS_TAG;
     offset = writeVarint(out, offset, raw.byteLength);
