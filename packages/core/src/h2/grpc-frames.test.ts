@@ -51,6 +51,26 @@ describe('MessageReader', () => {
     );
   });
 
+  it('keeps no view of a chunk: the connection reuses its read buffer for the next read', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.uint8Array({ minLength: 1, maxLength: 64 }), { minLength: 1, maxLength: 5 }),
+        fc.array(fc.nat(), { maxLength: 12 }),
+        (messages, points) => {
+          const received: Buffer[] = [];
+          const reader = new MessageReader(1024, (message) => received.push(message));
+          for (const chunk of cut(framed(messages), points)) {
+            // One reused buffer, as the socket's reads: each chunk is overwritten once handed over.
+            const reused = Buffer.from(chunk);
+            reader.push(reused);
+            reused.fill(0xee);
+          }
+          expect(received).toEqual(messages.map((message) => Buffer.from(message)));
+        },
+      ),
+    );
+  });
+
   it('says when the stream stopped inside a message', () => {
     const reader = new MessageReader(1024, () => {});
     reader.push(framed([new Uint8Array(10)]).subarray(0, 8));

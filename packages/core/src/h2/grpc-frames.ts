@@ -49,16 +49,21 @@ export function firstRawOutputOffset(bytes: Uint8Array, end: number): number {
 }
 
 /**
- * Joins a message received in several DATA frames into one buffer, placed so that its first raw
- * output starts 8-byte aligned: the usual single-output response then decodes into a typed array
- * as a view, without the second copy an unaligned offset forces.
+ * Memory for a message of `length` bytes whose first `available` bytes are `first`, placed so that
+ * its first raw output starts 8-byte aligned: the usual single-output response then decodes into a
+ * typed array as a view, without the second copy an unaligned offset forces.
  */
+export function messageMemory(first: Uint8Array, available: number, length: number): Buffer {
+  const rawOffset = firstRawOutputOffset(first, available);
+  const backing = Buffer.allocUnsafe(length + 8);
+  const shift = rawOffset < 0 ? 0 : (8 - ((backing.byteOffset + rawOffset) % 8)) % 8;
+  return backing.subarray(shift, shift + length);
+}
+
+/** Joins a message received in several DATA frames into one buffer, aligned as `messageMemory` says. */
 export function assembleMessage(parts: readonly Uint8Array[], length: number): Buffer {
   const first = parts[0];
-  const rawOffset = first === undefined ? -1 : firstRawOutputOffset(first, first.byteLength);
-  const backing = Buffer.allocUnsafeSlow(length + 8);
-  const shift = rawOffset < 0 ? 0 : (8 - ((backing.byteOffset + rawOffset) % 8)) % 8;
-  const message = backing.subarray(shift, shift + length);
+  const message = messageMemory(first ?? EMPTY, first?.byteLength ?? 0, length);
   let offset = 0;
   for (const part of parts) {
     const take = Math.min(part.byteLength, length - offset);
@@ -67,6 +72,8 @@ export function assembleMessage(parts: readonly Uint8Array[], length: number): B
   }
   return message;
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /** Why a frame could not be read (the caller maps it to a gRPC status). */
 export class FrameError extends Error {
@@ -79,8 +86,9 @@ export class FrameError extends Error {
 }
 
 /**
- * Splits the bytes of a response stream into messages. A message inside one chunk is a view of it
- * (no copy); one spread over several chunks is assembled once.
+ * Splits the bytes of a response stream into messages. Each message is copied, as its bytes arrive,
+ * into memory of its own (`messageMemory`), so the reader keeps no view of a chunk it was given:
+ * the connection reads the socket into one reused buffer, and a chunk is valid only during `push`.
  */
 export class MessageReader {
   readonly #onMessage: (message: Buffer) => void;
@@ -89,7 +97,8 @@ export class MessageReader {
   #header: Buffer | undefined;
   #headerFilled = 0;
   #length = -1;
-  #parts: Buffer[] = [];
+  /** The message being received, made when its first byte arrives. */
+  #message: Buffer | undefined;
   #received = 0;
 
   constructor(maxBytes: number, onMessage: (message: Buffer) => void) {
@@ -104,16 +113,17 @@ export class MessageReader {
 
   push(chunk: Buffer): void {
     let offset = 0;
-    while (offset < chunk.byteLength) {
+    const size = chunk.byteLength;
+    while (offset < size) {
       if (this.#length < 0) {
         // Fast path: the whole prefix is in this chunk.
-        if (this.#headerFilled === 0 && chunk.byteLength - offset >= 5) {
+        if (this.#headerFilled === 0 && size - offset >= 5) {
           this.#begin(chunk[offset] as number, chunk.readUInt32BE(offset + 1));
           offset += 5;
         } else {
           this.#header ??= Buffer.alloc(5);
           const header = this.#header;
-          const take = Math.min(5 - this.#headerFilled, chunk.byteLength - offset);
+          const take = Math.min(5 - this.#headerFilled, size - offset);
           chunk.copy(header, this.#headerFilled, offset, offset + take);
           this.#headerFilled += take;
           offset += take;
@@ -125,25 +135,15 @@ export class MessageReader {
           this.#finish(Buffer.alloc(0));
           continue;
         }
+        if (offset === size) return;
       }
-      const wanted = this.#length - this.#received;
-      const available = chunk.byteLength - offset;
-      if (this.#received === 0 && available >= wanted) {
-        this.#finish(chunk.subarray(offset, offset + wanted));
-        offset += wanted;
-        continue;
-      }
-      const take = Math.min(wanted, available);
-      this.#parts.push(
-        offset === 0 && take === chunk.byteLength ? chunk : chunk.subarray(offset, offset + take),
-      );
+      const take = Math.min(this.#length - this.#received, size - offset);
+      const piece = chunk.subarray(offset, offset + take);
+      this.#message ??= messageMemory(piece, take, this.#length);
+      this.#message.set(piece, this.#received);
       this.#received += take;
       offset += take;
-      if (this.#received === this.#length) {
-        const message = assembleMessage(this.#parts, this.#length);
-        this.#parts = [];
-        this.#finish(message);
-      }
+      if (this.#received === this.#length) this.#finish(this.#message);
     }
   }
 
@@ -162,6 +162,7 @@ export class MessageReader {
   #finish(message: Buffer): void {
     this.#length = -1;
     this.#received = 0;
+    this.#message = undefined;
     this.#onMessage(message);
   }
 }

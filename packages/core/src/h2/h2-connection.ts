@@ -1,9 +1,10 @@
-import { connect as netConnect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { type ConnectionOptions, checkServerIdentity, connect as tlsConnect } from 'node:tls';
 import type { ConnectivityState } from '../connectivity.js';
 import { loadPem } from '../internal/credentials.js';
 import type { Endpoint } from '../options.js';
 import type { WritePolicy } from './h2-frame-writer.js';
+import { connectPlain } from './h2-plain-socket.js';
 import { H2Session } from './h2-session.js';
 
 export interface H2ConnectionOptions {
@@ -123,7 +124,7 @@ export class H2Connection {
 
   #dial(): Socket {
     const { endpoint, secure, tls } = this.#options;
-    if (!secure) return netConnect({ host: endpoint.host, port: endpoint.port, noDelay: true });
+    if (!secure) return connectPlain(endpoint.host, endpoint.port);
     const files = typeof tls === 'object' ? tls : {};
     const options: ConnectionOptions = { host: endpoint.host, port: endpoint.port, ALPNProtocols: ['h2'] };
     const ca = loadPem(files.ca, 'ca');

@@ -18,11 +18,11 @@ import { OUR_MAX_FRAME_SIZE } from './h2-settings.js';
 
 /** What the reader hands its frames to (the session's frame handler). */
 export interface FrameSink {
-  /** A whole frame other than DATA. */
+  /** A whole frame other than DATA (a view of the chunk read, valid only during the call). */
   onFrame(type: number, flags: number, id: number, payload: Buffer): void;
   /** A DATA frame starts: `length` counts for flow control, padding included. */
   beginData(length: number, flags: number, id: number): void;
-  /** A piece of the DATA frame's data, a view of the received chunk. */
+  /** A piece of the DATA frame's data, a view of the received chunk (valid only during the call). */
   onData(data: Buffer): void;
   /** The DATA frame is over (`flags` as in its head). */
   endData(flags: number): void;

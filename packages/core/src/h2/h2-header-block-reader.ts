@@ -80,7 +80,8 @@ export class HeaderBlockReader {
       return this.#fail(ENHANCE_YOUR_CALM, `a header block in over ${MAX_BLOCK_FRAMES} frames`);
     }
     if ((flags & FLAG_END_HEADERS) === 0) {
-      if (fragment.byteLength > 0) this.#parts.push(fragment);
+      // A copy: the frame is a view of the socket's read buffer, which the next read reuses.
+      if (fragment.byteLength > 0) this.#parts.push(Buffer.from(fragment));
       return undefined;
     }
     const parts = this.#parts;

@@ -22,7 +22,10 @@ export const CLOSE_HEADERS_TOO_LARGE = 6;
 export interface StreamHandler {
   /** A header block: names and values alternating. The first is the response's, any later the trailers. */
   onHeaders(fields: string[], endStream: boolean): void;
-  /** Response bytes, a view of the received chunk (the handler may keep it). */
+  /**
+   * Response bytes, a view of the received chunk, valid only during the call: the connection reads
+   * the socket into one reused buffer, so a handler copies what it keeps.
+   */
   onData(data: Buffer): void;
   /** The stream is over: once, unless the call reset it itself. */
   onClose(kind: number, code: number, message: string): void;

@@ -1,0 +1,26 @@
+// A plaintext connection's socket, read into one buffer of its own that every read reuses (Node's
+// `onread`) instead of a fresh allocation per read. At 1 MiB per answer those allocations were a
+// megabyte of short-lived memory per call, and the garbage collections they set off. Whatever the
+// session keeps of a read it copies (the frame reader's contract: a chunk is valid during the call).
+import { connect, type Socket } from 'node:net';
+
+/** The read buffer's size (libuv's usual read size). */
+export const READ_BUFFER_BYTES = 64 * 1024;
+
+/** Dials `host:port` with TCP_NODELAY; each read is emitted as a 'data' event, a view of the buffer. */
+export function connectPlain(host: string, port: number): Socket {
+  const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+  const socket: Socket = connect({
+    host,
+    port,
+    noDelay: true,
+    onread: {
+      buffer,
+      callback: (bytes) => {
+        socket.emit('data', buffer.subarray(0, bytes));
+        return true;
+      },
+    },
+  });
+  return socket;
+}
