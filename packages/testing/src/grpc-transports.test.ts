@@ -11,7 +11,7 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { createTritonClient, type InfergateError } from '@infergate/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GrpcTransportKind } from './grpc-listener.js';
-import { MAX_CONCURRENT_STREAMS } from './h2-grpc-listener.js';
+import { MAX_CONCURRENT_STREAMS, SESSION_WINDOW, STREAM_WINDOW } from './h2-grpc-listener.js';
 import { toWireParameters } from './internal/parameters.js';
 import {
   ModelInferRequestSchema,
@@ -250,6 +250,21 @@ describe('the http2 transport', () => {
     try {
       await new Promise((resolve) => session.once('remoteSettings', resolve));
       expect(session.remoteSettings.maxConcurrentStreams).toBe(MAX_CONCURRENT_STREAMS);
+    } finally {
+      session.close();
+      await server.stop();
+    }
+  });
+
+  it('lets a request with a 1 MiB tensor in without waiting for a WINDOW_UPDATE', async () => {
+    const server = await startTestServer({ transport: 'http2' });
+    const session = http2.connect(`http://${server.url}`);
+    try {
+      await new Promise((resolve) => session.once('remoteSettings', resolve));
+      // The tensor, its request's head (names, shape, datatype) and the gRPC prefix.
+      expect(session.remoteSettings.initialWindowSize).toBeGreaterThanOrEqual((1 << 20) + 1024);
+      expect(STREAM_WINDOW).toBe(session.remoteSettings.initialWindowSize);
+      expect(SESSION_WINDOW).toBeGreaterThanOrEqual(16 * STREAM_WINDOW);
     } finally {
       session.close();
       await server.stop();

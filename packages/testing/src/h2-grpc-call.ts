@@ -94,13 +94,18 @@ class H2Call {
     this.#stream.write(framed);
   }
 
-  /** The one response of a unary call, then status OK. */
-  reply(framed: Buffer): void {
+  /** The one response of a unary call (its chunks, in order), then status OK. */
+  reply(chunks: readonly Buffer[]): void {
     if (this.#done || this.#stream.destroyed) return;
     this.#done = true;
     clearTimeout(this.#timer);
     if (!this.#headersSent) this.#respond(true);
-    this.#stream.end(framed);
+    const stream = this.#stream;
+    const last = chunks.length - 1;
+    // Held until `end`, so the chunks go down together (node:http2 keeps them, it does not copy).
+    if (last > 0) stream.cork();
+    for (let i = 0; i < last; i++) stream.write(chunks[i]);
+    stream.end(chunks[last]);
   }
 
   /** Ends the call with `code` (0: OK). */
@@ -231,7 +236,7 @@ async function runUnary(
     call.finish((error as RpcError).code, (error as RpcError).message);
     return;
   }
-  let framed: Buffer;
+  let framed: Buffer[];
   try {
     framed = route.encodeFramed(response);
   } catch {

@@ -11,10 +11,14 @@ const http2 = createRequire(import.meta.url)('node:http2') as typeof Http2;
 
 /** Streams one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
 export const MAX_CONCURRENT_STREAMS = 1024;
-/** Per-stream receive window: a 1 MiB request arrives without waiting for WINDOW_UPDATEs. */
-const STREAM_WINDOW = 1 << 20;
-/** Connection receive window. */
-const SESSION_WINDOW = 16 << 20;
+/**
+ * Per-stream receive window: a request with a 1 MiB tensor (1 MiB and its head) arrives without
+ * waiting for a WINDOW_UPDATE. At exactly 1 MiB, the last bytes of each such request (its head's
+ * worth) waited for one: a round trip, a frame more each way and a wake-up of both processes.
+ */
+export const STREAM_WINDOW = 4 << 20;
+/** Connection receive window: 16 streams' whole windows. */
+export const SESSION_WINDOW = 64 << 20;
 
 const pem = (value: string | Buffer) => (typeof value === 'string' ? Buffer.from(value) : value);
 

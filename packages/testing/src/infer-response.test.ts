@@ -1,6 +1,6 @@
 import { create, toBinary } from '@bufbuild/protobuf';
 import { describe, expect, it } from 'vitest';
-import { serializeInferResponse } from './infer-response.js';
+import { SEND_AS_IS_BYTES, serializeInferResponse, serializeInferResponseChunks } from './infer-response.js';
 import { ModelInferResponseSchema } from './internal/proto.js';
 
 type Init = Parameters<typeof create<typeof ModelInferResponseSchema>>[1];
@@ -57,4 +57,32 @@ describe('serializeInferResponse', () => {
       expect(framed.subarray(5).equals(expected)).toBe(true);
     });
   }
+});
+
+describe('serializeInferResponseChunks', () => {
+  it("sends a large output from its own memory, a small one copied in, in the encoder's order", () => {
+    const large = new Uint8Array(SEND_AS_IS_BYTES + 3).fill(7);
+    const small = new Uint8Array(40).fill(9);
+    const response = create(ModelInferResponseSchema, {
+      modelName: 'identity',
+      outputs: [
+        { name: 'A', datatype: 'UINT8', shape: [BigInt(large.byteLength)] },
+        { name: 'B', datatype: 'UINT8', shape: [40n] },
+        { name: 'C', datatype: 'UINT8', shape: [BigInt(large.byteLength)] },
+      ],
+      rawOutputContents: [large, small, large],
+    });
+    const chunks = serializeInferResponseChunks(response, 5);
+    const expected = Buffer.from(toBinary(ModelInferResponseSchema, response));
+    expect(Buffer.concat(chunks).subarray(5).equals(expected)).toBe(true);
+    // head+tag | A | tag B small tag | C: the large outputs are the model's memory, not copies.
+    expect(chunks).toHaveLength(4);
+    for (const index of [1, 3]) {
+      expect(chunks[index]?.buffer).toBe(large.buffer);
+      expect(chunks[index]?.byteOffset).toBe(large.byteOffset);
+    }
+    expect(serializeInferResponseChunks(create(ModelInferResponseSchema, { modelName: 'm' }))).toHaveLength(
+      1,
+    );
+  });
 });

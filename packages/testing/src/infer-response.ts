@@ -121,23 +121,55 @@ function writeVarint(out: Buffer, offset: number, value: number): number {
 }
 
 /**
- * Serializes a ModelInferResponse with one allocation and one copy per tensor: the small part goes
- * through the protobuf encoder, each `raw_output_contents` entry (field 6) is appended by hand.
- * `headroom` bytes are left free at the start (for the gRPC message prefix).
+ * A `raw_output_contents` entry of at least this many bytes is sent as it is, a chunk of its own
+ * (node:http2 writes it to the socket without a copy); smaller ones are copied in with the rest.
  */
-export function serializeInferResponse(response: ModelInferResponse, headroom = 0): Buffer {
+export const SEND_AS_IS_BYTES = 16 * 1024;
+
+/**
+ * Serializes a ModelInferResponse as chunks that concatenate to the message: the small part goes
+ * through the protobuf encoder, each `raw_output_contents` entry (field 6) follows with its tag and
+ * length written by hand; an entry of SEND_AS_IS_BYTES or more is its own chunk, the tensor's own
+ * memory (a 1 MiB output is not copied into a fresh megabyte per call, which the garbage collector
+ * then had to find). `headroom` bytes are left free at the start (for the gRPC message prefix).
+ */
+export function serializeInferResponseChunks(response: ModelInferResponse, headroom = 0): Buffer[] {
   const raws = response.rawOutputContents;
   const head = toBinary(ModelInferResponseSchema, { ...response, rawOutputContents: [] });
-  let total = headroom + head.byteLength;
-  for (const raw of raws) total += 1 + varintLength(raw.byteLength) + raw.byteLength;
-  const out = Buffer.allocUnsafe(total);
+  // The lengths of the copied runs between the entries sent as they are.
+  const runs: number[] = [];
+  let run = headroom + head.byteLength;
+  for (const raw of raws) {
+    run += 1 + varintLength(raw.byteLength);
+    if (raw.byteLength >= SEND_AS_IS_BYTES) {
+      runs.push(run);
+      run = 0;
+    } else run += raw.byteLength;
+  }
+  runs.push(run);
+  const chunks: Buffer[] = [];
+  let index = 0;
+  let out = Buffer.allocUnsafe(runs[0] as number);
   out.set(head, headroom);
   let offset = headroom + head.byteLength;
   for (const raw of raws) {
     out[offset++] = RAW_OUTPUT_CONTENTS_TAG;
     offset = writeVarint(out, offset, raw.byteLength);
-    out.set(raw, offset);
-    offset += raw.byteLength;
+    if (raw.byteLength >= SEND_AS_IS_BYTES) {
+      chunks.push(out, Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength));
+      out = Buffer.allocUnsafe(runs[++index] as number);
+      offset = 0;
+    } else {
+      out.set(raw, offset);
+      offset += raw.byteLength;
+    }
   }
-  return out;
+  if (out.byteLength > 0) chunks.push(out);
+  return chunks;
+}
+
+/** The same message as one buffer (the grpc-js transport's encoder takes one). */
+export function serializeInferResponse(response: ModelInferResponse, headroom = 0): Buffer {
+  const chunks = serializeInferResponseChunks(response, headroom);
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
 }

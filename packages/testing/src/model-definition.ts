@@ -88,7 +88,8 @@ export interface ExecuteContext {
 
 /**
  * An output: either values to encode (`data`, as for a client input) or ready wire bytes (`raw`),
- * which pass through without a copy.
+ * which pass through without a copy: a large `raw` is written to the socket from its own memory
+ * after `execute` returns, so a model must not change those bytes afterwards.
  */
 export type ExecuteOutput = InputTensor | (EncodedTensor & { data?: never });
 

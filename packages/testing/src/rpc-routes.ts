@@ -1,6 +1,6 @@
 import { create, type DescMethod, fromBinary, toBinary } from '@bufbuild/protobuf';
 import type { HandlerTable, RpcContext, UnaryMethodKey } from './handler-table.js';
-import { serializeInferResponse } from './infer-response.js';
+import { serializeInferResponse, serializeInferResponseChunks } from './infer-response.js';
 import { CallContext } from './internal/call-context.js';
 import { status } from './internal/grpc-status.js';
 import { GRPCInferenceService, type ModelInferResponse } from './internal/proto.js';
@@ -23,8 +23,11 @@ export interface UnaryRoute {
   readonly method: DescMethod;
   decode(bytes: Uint8Array): unknown;
   encode(message: unknown): Buffer;
-  /** The response as one gRPC message: 5 bytes of prefix, then the message. */
-  encodeFramed(message: unknown): Buffer;
+  /**
+   * The response as one gRPC message, in chunks to write in order: 5 bytes of prefix, then the
+   * message (a large tensor is a chunk of its own, its own memory).
+   */
+  encodeFramed(message: unknown): Buffer[];
   readonly handler: AnyHandler;
 }
 
@@ -52,18 +55,22 @@ function modelOf(key: UnaryMethodKey, request: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-function framedEncoderFor(key: UnaryMethodKey, method: DescMethod): (value: unknown) => Buffer {
-  const frame = (framed: Buffer) => {
-    framed[0] = 0;
-    framed.writeUInt32BE(framed.byteLength - 5, 1);
-    return framed;
+function framedEncoderFor(key: UnaryMethodKey, method: DescMethod): (value: unknown) => Buffer[] {
+  const frame = (chunks: Buffer[]) => {
+    const first = chunks[0] as Buffer;
+    let length = -5;
+    for (const chunk of chunks) length += chunk.byteLength;
+    first[0] = 0;
+    first.writeUInt32BE(length, 1);
+    return chunks;
   };
-  if (key === 'modelInfer') return (value) => frame(serializeInferResponse(value as ModelInferResponse, 5));
+  if (key === 'modelInfer')
+    return (value) => frame(serializeInferResponseChunks(value as ModelInferResponse, 5));
   return (value) => {
     const bytes = toBinary(method.output, value as never);
     const framed = Buffer.allocUnsafe(bytes.byteLength + 5);
     framed.set(bytes, 5);
-    return frame(framed);
+    return frame([framed]);
   };
 }
 
