@@ -8,6 +8,10 @@ const expectPoll = { poll: { timeout: 10_000, interval: 50 } };
 const alias = [
   { find: /^@infergate\/core\/proto$/, replacement: source('./packages/core/src/proto.ts') },
   { find: /^@infergate\/core\/http$/, replacement: source('./packages/core/src/http/index.ts') },
+  {
+    find: /^@infergate\/core\/internal\/grpc-frames$/,
+    replacement: source('./packages/core/src/h2/grpc-frames.ts'),
+  },
   { find: /^@infergate\/model-config\/cli$/, replacement: source('./packages/model-config/src/cli.ts') },
   { find: /^@infergate\/([a-z-]+)$/, replacement: source('./packages/$1/src/index.ts') },
 ];

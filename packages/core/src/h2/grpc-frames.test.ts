@@ -96,6 +96,29 @@ describe('MessageReader', () => {
   });
 });
 
+describe('MessageReader for a server (compressed messages taken)', () => {
+  it('hands on the compressed flag, and refuses a flag other than 0 or 1 (INTERNAL)', () => {
+    const received: [string, boolean][] = [];
+    const reader = new MessageReader(
+      1024,
+      (message, compressed) => received.push([message.toString(), compressed]),
+      {
+        compressed: true,
+      },
+    );
+    const zipped = framed([Buffer.from('zipped')]);
+    zipped[0] = 1;
+    reader.push(Buffer.concat([framed([Buffer.from('plain')]), zipped]));
+    expect(received).toEqual([
+      ['plain', false],
+      ['zipped', true],
+    ]);
+    const odd = framed([Buffer.from('x')]);
+    odd[0] = 7;
+    expect(() => reader.push(odd)).toThrow(/invalid gRPC message flag 7/);
+  });
+});
+
 describe('assembleMessage', () => {
   it('places a response so that its first raw output is 8-byte aligned, bytes unchanged', () => {
     fc.assert(

@@ -11,11 +11,12 @@ export function writeFrameHeader(target: Uint8Array, offset: number, length: num
 }
 
 /**
- * Where the first `raw_output_contents` entry (field 6) of a ModelInferResponse starts, read from the
- * message's first bytes; -1 if they do not reach it. Fields 1–5 (names, parameters, output metadata)
- * come first and are small, so the first DATA frame normally holds them.
+ * Where the first entry of length-delimited field `field` starts, read from the message's first
+ * bytes; -1 if they do not reach it. The default, 6, is a ModelInferResponse's first
+ * `raw_output_contents` entry (7 is a ModelInferRequest's first `raw_input_contents`): the fields
+ * before it (names, parameters, tensor metadata) are small, so the first DATA frame normally holds them.
  */
-export function firstRawOutputOffset(bytes: Uint8Array, end: number): number {
+export function firstRawOutputOffset(bytes: Uint8Array, end: number, field = RAW_OUTPUT_CONTENTS): number {
   let pos = 0;
   const varint = (): number => {
     let value = 0;
@@ -33,7 +34,7 @@ export function firstRawOutputOffset(bytes: Uint8Array, end: number): number {
     const key = varint();
     if (key < 0) return -1;
     const wireType = key % 8;
-    const field = Math.floor(key / 8);
+    const number = Math.floor(key / 8);
     if (wireType === 0) {
       if (varint() < 0) return -1;
     } else if (wireType === 1) pos += 8;
@@ -41,20 +42,30 @@ export function firstRawOutputOffset(bytes: Uint8Array, end: number): number {
     else if (wireType === 2) {
       const length = varint();
       if (length < 0) return -1;
-      if (field === 6) return pos;
+      if (number === field) return pos;
       pos += length;
     } else return -1;
   }
   return -1;
 }
 
+/** A ModelInferResponse's `raw_output_contents`. */
+export const RAW_OUTPUT_CONTENTS = 6;
+/** A ModelInferRequest's `raw_input_contents`. */
+export const RAW_INPUT_CONTENTS = 7;
+
 /**
  * Memory for a message of `length` bytes whose first `available` bytes are `first`, placed so that
- * its first raw output starts 8-byte aligned: the usual single-output response then decodes into a
- * typed array as a view, without the second copy an unaligned offset forces.
+ * the first entry of field `alignField` starts 8-byte aligned: the usual single-output response then
+ * decodes into a typed array as a view, without the second copy an unaligned offset forces.
  */
-export function messageMemory(first: Uint8Array, available: number, length: number): Buffer {
-  const rawOffset = firstRawOutputOffset(first, available);
+export function messageMemory(
+  first: Uint8Array,
+  available: number,
+  length: number,
+  alignField = RAW_OUTPUT_CONTENTS,
+): Buffer {
+  const rawOffset = firstRawOutputOffset(first, available, alignField);
   const backing = Buffer.allocUnsafe(length + 8);
   const shift = rawOffset < 0 ? 0 : (8 - ((backing.byteOffset + rawOffset) % 8)) % 8;
   return backing.subarray(shift, shift + length);
@@ -85,25 +96,49 @@ export class FrameError extends Error {
   }
 }
 
+/** What a `MessageReader` takes besides its limit. */
+export interface MessageReaderOptions {
+  /**
+   * Messages flagged compressed (flag 1) are handed on as they are, with `compressed` true (a
+   * server reads them so). Without it (a client, which never asks for compression) they are refused.
+   * @default false
+   */
+  compressed?: boolean;
+  /** The field whose first entry each message's memory aligns to 8 bytes. @default 6 (raw outputs) */
+  alignField?: number;
+}
+
 /**
- * Splits the bytes of a response stream into messages. Each message is copied, as its bytes arrive,
- * into memory of its own (`messageMemory`), so the reader keeps no view of a chunk it was given:
- * the connection reads the socket into one reused buffer, and a chunk is valid only during `push`.
+ * Splits the bytes of a gRPC stream into messages, however the chunks cut them: several messages in
+ * one chunk, one message over many. A prefix announcing more than `maxBytes` is refused before any of
+ * the message is kept. Each message is copied, as its bytes arrive, into memory of its own
+ * (`messageMemory`), so the reader keeps no view of a chunk it was given: a chunk is valid only
+ * during `push` (the client reads its socket into one reused buffer), and a server's read buffers
+ * die young. The client's engine and the reference server (@infergate/testing) share it.
  */
 export class MessageReader {
-  readonly #onMessage: (message: Buffer) => void;
+  readonly #onMessage: (message: Buffer, compressed: boolean) => void;
   readonly #maxBytes: number;
+  readonly #acceptCompressed: boolean;
+  readonly #alignField: number;
   /** A prefix cut between chunks is gathered here (made only then: most calls never need it). */
   #header: Buffer | undefined;
   #headerFilled = 0;
   #length = -1;
+  #compressed = false;
   /** The message being received, made when its first byte arrives. */
   #message: Buffer | undefined;
   #received = 0;
 
-  constructor(maxBytes: number, onMessage: (message: Buffer) => void) {
+  constructor(
+    maxBytes: number,
+    onMessage: (message: Buffer, compressed: boolean) => void,
+    options: MessageReaderOptions = {},
+  ) {
     this.#maxBytes = maxBytes;
     this.#onMessage = onMessage;
+    this.#acceptCompressed = options.compressed === true;
+    this.#alignField = options.alignField ?? RAW_OUTPUT_CONTENTS;
   }
 
   /** True between a message's first byte and its last. */
@@ -111,6 +146,7 @@ export class MessageReader {
     return this.#headerFilled > 0 || this.#length >= 0;
   }
 
+  /** Throws `FrameError` on a prefix it refuses. */
   push(chunk: Buffer): void {
     let offset = 0;
     const size = chunk.byteLength;
@@ -139,7 +175,7 @@ export class MessageReader {
       }
       const take = Math.min(this.#length - this.#received, size - offset);
       const piece = chunk.subarray(offset, offset + take);
-      this.#message ??= messageMemory(piece, take, this.#length);
+      this.#message ??= messageMemory(piece, take, this.#length, this.#alignField);
       this.#message.set(piece, this.#received);
       this.#received += take;
       offset += take;
@@ -149,12 +185,19 @@ export class MessageReader {
 
   #begin(flag: number, length: number): void {
     if (flag !== 0) {
-      // We never send grpc-accept-encoding, so a compressed message is the server's mistake.
-      throw new FrameError(13, `the server sent a compressed message (flag ${flag}) that was not asked for`);
+      // A client never sends grpc-accept-encoding, so a compressed message is the server's mistake.
+      if (!this.#acceptCompressed) {
+        throw new FrameError(
+          13,
+          `the server sent a compressed message (flag ${flag}) that was not asked for`,
+        );
+      }
+      if (flag !== 1) throw new FrameError(13, `invalid gRPC message flag ${flag}`);
     }
     if (length > this.#maxBytes) {
       throw new FrameError(8, `Received message larger than max (${length} vs. ${this.#maxBytes})`);
     }
+    this.#compressed = flag === 1;
     this.#length = length;
     this.#received = 0;
   }
@@ -163,6 +206,6 @@ export class MessageReader {
     this.#length = -1;
     this.#received = 0;
     this.#message = undefined;
-    this.#onMessage(message);
+    this.#onMessage(message, this.#compressed);
   }
 }
