@@ -22,8 +22,8 @@ new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) {
     gcMs += entry.duration;
     gcEvents++;
-    if ((entry.detail as { kind?: number } | undefined)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)
-      majorEvents++;
+    const detail = (entry as { detail?: { kind?: number } }).detail;
+    if (detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majorEvents++;
   }
 }).observe({ entryTypes: ['gc'] });
 
