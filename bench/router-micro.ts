@@ -3,6 +3,7 @@
 // target (and, with `--base DIR`, through another build of the router, for a before ÷ after), arms
 // rotated each round; CPU per call (user + system) and µs added per call. Built packages:
 //   node scripts/bootstrap.mjs --dist bench/router-micro.ts [--rounds 8] [--calls 200000] [--base DIR]
+// A build from before 2026-12-01 23:00 imports opossum: DIR/node_modules/opossum must resolve (opossum 9).
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

@@ -4,7 +4,8 @@
 // `identity`, the reference server in its own process. Rounds rotate the arms' order; each slice
 // reports items/s and this process's CPU per call (user + system). Run it on the built packages:
 //   node scripts/bootstrap.mjs --dist bench/router-percall.ts [--rounds 6] [--sliceMs 1000]
-//       [--base packages/router/base-dist] [--only router]   (`--only`: one arm, for `node --cpu-prof`)
+//       [--base DIR] [--only router]   (`--only`: one arm, for `node --cpu-prof`)
+// A build from before 2026-12-01 23:00 imports opossum: DIR/node_modules/opossum must resolve (opossum 9).
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
