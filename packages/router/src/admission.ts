@@ -44,6 +44,13 @@ export interface AdmissionCall {
   maxCostUsd: number | undefined;
 }
 
+/** A call with no SLO, priority or cost cap (most calls): shared, never changed. */
+const PLAIN_CALL: AdmissionCall = Object.freeze({
+  sloAt: undefined,
+  priority: undefined,
+  maxCostUsd: undefined,
+});
+
 /** Reads a call's SLO (its own `sloTtftMs`, else the context's) and priority; INVALID_ARGUMENT on a bad one. */
 export function admissionCall(
   call: CallOptions & { sloTtftMs?: number | undefined; maxCostUsd?: number | undefined },
@@ -60,6 +67,7 @@ export function admissionCall(
       ErrorCode.InvalidArgument,
       `maxCostUsd must be a non-negative number, got ${maxCostUsd}`,
     );
+  if (ttftMs === undefined && call.priority === undefined && maxCostUsd === undefined) return PLAIN_CALL;
   return {
     sloAt: ttftMs === undefined ? undefined : Date.now() + ttftMs,
     priority: call.priority,
@@ -93,12 +101,12 @@ export class Admission {
   }
 
   /** Undefined when `target` may take the call, else why not. */
-  refuse(
-    candidate: RouteTarget,
+  refuse<T extends RouteTarget>(
+    candidate: T,
     model: string | undefined,
     call: AdmissionCall,
     budgetMs: number | undefined,
-    costOf: () => number | undefined,
+    costOf: ((target: T) => number | undefined) | undefined,
   ): Refusal | undefined {
     const target = candidate.name;
     // Rate-limit foresight: the provider's last answer said the account is (nearly) out until its reset.
@@ -107,7 +115,7 @@ export class Admission {
     if (call.maxCostUsd !== undefined) {
       // The price guard: a fallback never lands on a dearer target than the caller allowed, nor on
       // one whose price is unknown (a free model must not fall back to a paid one unnoticed).
-      const cost = costOf();
+      const cost = costOf?.(candidate);
       if (cost === undefined || cost > call.maxCostUsd) return 'cost';
     }
     const limit = this.#options.maxInFlight;

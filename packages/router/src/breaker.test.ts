@@ -40,6 +40,23 @@ describe('Breaker', () => {
     expect(target.retryAfterMs).toBe(1000);
   });
 
+  it('trips on the error rate of its rolling window: successes dilute it, old buckets age out', async () => {
+    const diluted = breaker({ volumeThreshold: 4, consecutiveGatewayFailures: 0 });
+    for (let i = 0; i < 4; i++) await diluted.acquire()?.success();
+    await fail(diluted, 4);
+    expect(diluted.state.kind).toBe('closed'); // 4 of 8: not more than 50 %
+    await fail(diluted);
+    expect(diluted.state.kind).toBe('open'); // 5 of 9
+
+    const aged = breaker({ volumeThreshold: 4, rollingWindowMs: 1000, rollingBuckets: 10 });
+    for (let i = 0; i < 10; i++) await aged.acquire()?.success();
+    vi.advanceTimersByTime(1000); // every bucket rotated out
+    await fail(aged, 3);
+    expect(aged.state.kind).toBe('closed'); // 3 calls: under the volume threshold
+    await fail(aged);
+    expect(aged.state.kind).toBe('open'); // 4 of 4, the 10 successes forgotten
+  });
+
   it('does not count neutral outcomes (backpressure, rejects) as failures', async () => {
     const target = breaker();
     for (let i = 0; i < 20; i++) await target.acquire()?.neutral();
@@ -124,7 +141,7 @@ describe('Breaker', () => {
     expect(restored.state.kind).toBe('half-open');
     await restored.acquire()?.success();
     expect(restored.state.kind).toBe('closed');
-    // A restored breaker still trips through opossum.
+    // A restored breaker still trips on its rolling window.
     await fail(restored, 2);
     expect(restored.state.kind).toBe('open');
   });

@@ -1,6 +1,5 @@
 import { EventEmitter } from 'node:events';
 import { createCallScope, ErrorCode, InfergateError, parseOptions } from '@infergate/core';
-import CircuitBreaker from 'opossum';
 import {
   type BreakerSnapshot,
   type BreakerState,
@@ -62,24 +61,64 @@ export interface BreakerPermit {
   release(): Promise<void>;
 }
 
-const NEVER_MS = 2 ** 31 - 1;
 const done = Promise.resolve();
-const attemptFailed = new Error('attempt failed');
-const ignore = () => undefined;
-/** A rejected outcome for opossum; handled here too, since opossum may not look at it (when open). */
-function failedOutcome(): Promise<void> {
-  const outcome = Promise.reject(attemptFailed);
-  outcome.catch(ignore);
-  return outcome;
+
+/**
+ * The closed state's rolling window of call outcomes: `buckets` counts of calls and failures, the
+ * oldest dropped on each `rotate()` (every rollingWindowMs / rollingBuckets). It trips on a failure
+ * once the window holds at least `volumeThreshold` calls and failures are more than
+ * `errorThresholdPercentage` of them — opossum 9's rule, counted in place: a call's outcome costs
+ * two increments, where `CircuitBreaker.fire()` cost a chain of promises and events per call.
+ */
+class RollingWindow {
+  readonly #calls: Float64Array;
+  readonly #failures: Float64Array;
+  #head = 0;
+
+  constructor(buckets: number) {
+    this.#calls = new Float64Array(buckets);
+    this.#failures = new Float64Array(buckets);
+  }
+
+  success(): void {
+    const head = this.#head;
+    this.#calls[head] = (this.#calls[head] as number) + 1;
+  }
+
+  /** Counts a failure; true when the window now says trip. */
+  failure(volumeThreshold: number, errorThresholdPercentage: number): boolean {
+    const head = this.#head;
+    this.#calls[head] = (this.#calls[head] as number) + 1;
+    this.#failures[head] = (this.#failures[head] as number) + 1;
+    let calls = 0;
+    let failures = 0;
+    for (let index = 0; index < this.#calls.length; index++) {
+      calls += this.#calls[index] as number;
+      failures += this.#failures[index] as number;
+    }
+    return calls >= volumeThreshold && (failures / calls) * 100 > errorThresholdPercentage;
+  }
+
+  /** Drops the oldest bucket and starts a new one. */
+  rotate(): void {
+    this.#head = (this.#head + 1) % this.#calls.length;
+    this.#calls[this.#head] = 0;
+    this.#failures[this.#head] = 0;
+  }
+
+  /** Forgets every outcome. */
+  clear(): void {
+    this.#calls.fill(0);
+    this.#failures.fill(0);
+  }
 }
 
 /**
- * A circuit breaker for one target. opossum 9 keeps the rolling window and decides when a closed
- * breaker trips (error percentage over a volume threshold); this class owns everything opossum
- * does not do the way we need: the open period (growing, capped, jittered — opossum's
- * `resetTimeout` is fixed), half-open with N probes (opossum allows one), per-call AbortSignals
- * (opossum's AbortController is shared by every call), state export/restore and active probes.
- * See docs/decisions/0004-router-breaker.md.
+ * A circuit breaker for one target: a closed breaker trips on its rolling window's error rate
+ * (error percentage over a volume threshold, the rule opossum 9 applies) or at once on
+ * `consecutiveGatewayFailures`; the open period grows, is capped and jittered; half-open lets N
+ * probes through; each call gets its own AbortSignal; the state exports and restores; an active
+ * probe may half-open it early. See docs/decisions/0004-router-breaker.md.
  */
 export class Breaker {
   readonly name: string;
@@ -87,8 +126,7 @@ export class Breaker {
   readonly #random: () => number;
   readonly #probe: ProbeFunction | undefined;
   readonly #events = new EventEmitter();
-  readonly #rotator = new EventEmitter();
-  readonly #opossum: CircuitBreaker<[Promise<void>], void>;
+  readonly #window: RollingWindow;
   readonly #rotateTimer: ReturnType<typeof setInterval>;
   #state: BreakerState = CLOSED;
   #lastFailureAt: number | undefined;
@@ -99,6 +137,7 @@ export class Breaker {
   #halfOpenTimer: ReturnType<typeof setTimeout> | undefined;
   #probeTimer: ReturnType<typeof setInterval> | undefined;
   #probing = false;
+  #disposed = false;
 
   constructor(init: BreakerInit) {
     this.name = init.name;
@@ -109,26 +148,12 @@ export class Breaker {
       init.initialState === undefined
         ? undefined
         : parseOptions(breakerSnapshotSchema, init.initialState, `breaker state of '${init.name}'`);
-    const startsClosed = restored === undefined || restored.state.kind === 'closed';
-    this.#opossum = new CircuitBreaker((outcome: Promise<void>) => outcome, {
-      name: init.name,
-      timeout: false, // per-attempt timeouts are ours, on a child signal of each call
-      resetTimeout: NEVER_MS, // the open period is ours (it grows); opossum never half-opens itself
-      errorThresholdPercentage: init.options.errorThresholdPercentage,
-      volumeThreshold: init.options.volumeThreshold,
-      rollingCountTimeout: init.options.rollingWindowMs,
-      rollingCountBuckets: init.options.rollingBuckets,
-      rollingPercentilesEnabled: false,
-      enableSnapshots: false,
-      rotateBucketController: this.#rotator,
-      ...(startsClosed ? {} : { state: { closed: false, halfOpen: false, lastTimerAt: Date.now() } }),
-    });
+    this.#window = new RollingWindow(init.options.rollingBuckets);
     this.#rotateTimer = setInterval(
-      () => this.#rotator.emit('rotate'),
+      () => this.#window.rotate(),
       Math.max(1, Math.floor(init.options.rollingWindowMs / init.options.rollingBuckets)),
     );
     this.#rotateTimer.unref?.();
-    this.#opossum.on('open', () => this.#tripFromClosed());
     if (restored !== undefined) {
       this.#lastFailureAt = restored.lastFailureAt;
       const state = restored.state as BreakerState;
@@ -240,46 +265,42 @@ export class Breaker {
     return { version: 1, state: this.state, lastFailureAt: this.#lastFailureAt };
   }
 
-  /** Stops timers and opossum's listeners. */
+  /** Stops timers and listeners; outcomes reported later count nowhere. */
   dispose(): void {
+    this.#disposed = true;
     clearInterval(this.#rotateTimer);
     this.#clearOpenTimers();
-    this.#opossum.shutdown();
     this.#events.removeAllListeners();
   }
 
   #closedPermit(): BreakerPermit {
-    let reported = false;
-    // The outcome goes to opossum when the attempt ends (an already-settled promise), so nothing of
-    // opossum's is held while the call is in flight: under load that is many calls' worth of
-    // promises that would otherwise outlive a garbage collection.
-    const report = (failed: boolean, kind?: FailureKind): Promise<void> => {
-      if (reported) return done;
-      reported = true;
-      if (failed) {
-        this.#lastFailureAt = Date.now();
-        if (kind === 'gateway') this.#gatewayStreak += 1;
-      } else this.#gatewayStreak = 0;
-      const limit = this.#options.consecutiveGatewayFailures;
-      if (limit > 0 && this.#gatewayStreak >= limit) {
-        // Known dead: out of rotation now, not once the rolling window's failure rate catches up.
-        this.eject(`${this.#gatewayStreak} gateway failures in a row`);
-        return done;
-      }
-      return this.#opossum.fire(failed ? failedOutcome() : done).then(ignore, ignore);
-    };
-    return {
-      probe: false,
-      success: () => report(false),
-      failure: (kind) => report(true, kind),
-      // opossum has no "neutral": it counts as a success there, which only dilutes the error rate.
-      neutral: () => report(false),
-      release: () => {
-        reported = true;
-        return done;
-      },
-    };
+    return new ClosedPermit(this.#report);
   }
+
+  /**
+   * A closed-state permit's outcome, counted when its attempt ends (nothing is held while the call
+   * is in flight) and at once: a failure that trips the breaker has opened it before this returns.
+   * A neutral outcome counts as a success, which only dilutes the error rate.
+   */
+  readonly #report = (failed: boolean, kind: FailureKind | undefined): void => {
+    if (this.#disposed) return;
+    if (failed) {
+      this.#lastFailureAt = Date.now();
+      if (kind === 'gateway') this.#gatewayStreak += 1;
+    } else if (this.#gatewayStreak !== 0) this.#gatewayStreak = 0;
+    const limit = this.#options.consecutiveGatewayFailures;
+    if (failed && limit > 0 && this.#gatewayStreak >= limit) {
+      // Known dead: out of rotation now, not once the rolling window's failure rate catches up.
+      this.eject(`${this.#gatewayStreak} gateway failures in a row`);
+      return;
+    }
+    // The window counts only while closed: a call admitted before a trip that ends after it
+    // decides nothing (a half-open period is decided by its probes alone).
+    if (this.#state.kind !== 'closed') return;
+    if (!failed) this.#window.success();
+    else if (this.#window.failure(this.#options.volumeThreshold, this.#options.errorThresholdPercentage))
+      this.#tripFromClosed();
+  };
 
   #probePermit(): BreakerPermit {
     this.#probesInFlight += 1;
@@ -339,7 +360,6 @@ export class Breaker {
   #enterOpen(state: BreakerState & { kind: 'open' }): void {
     this.#clearOpenTimers();
     this.#gatewayStreak = 0;
-    this.#opossum.open(); // no-op when opossum already is
     this.#transition(state);
     this.#halfOpenTimer = setTimeout(() => this.#toHalfOpen(), Math.max(0, state.halfOpenAt - Date.now()));
     this.#halfOpenTimer.unref?.();
@@ -380,9 +400,8 @@ export class Breaker {
   #close(): void {
     this.#clearOpenTimers();
     this.#gatewayStreak = 0;
-    // Forget the failures that tripped it: opossum keeps its window across close().
-    for (let i = 0; i < this.#options.rollingBuckets; i++) this.#rotator.emit('rotate');
-    this.#opossum.close();
+    // Forget the failures that tripped it: a fresh window.
+    this.#window.clear();
     this.#transition({ kind: 'closed', trips: this.#state.trips, closedAt: Date.now() });
   }
 
@@ -391,5 +410,41 @@ export class Breaker {
     if (this.#probeTimer !== undefined) clearInterval(this.#probeTimer);
     this.#halfOpenTimer = undefined;
     this.#probeTimer = undefined;
+  }
+}
+
+/** A closed breaker's permit: one small object per call, its outcome reported once. */
+class ClosedPermit implements BreakerPermit {
+  readonly probe = false;
+  #reported = false;
+  readonly #report: (failed: boolean, kind: FailureKind | undefined) => void;
+
+  constructor(report: (failed: boolean, kind: FailureKind | undefined) => void) {
+    this.#report = report;
+  }
+
+  success(): Promise<void> {
+    if (!this.#reported) {
+      this.#reported = true;
+      this.#report(false, undefined);
+    }
+    return done;
+  }
+
+  failure(kind?: FailureKind): Promise<void> {
+    if (!this.#reported) {
+      this.#reported = true;
+      this.#report(true, kind);
+    }
+    return done;
+  }
+
+  neutral(): Promise<void> {
+    return this.success();
+  }
+
+  release(): Promise<void> {
+    this.#reported = true;
+    return done;
   }
 }

@@ -35,8 +35,15 @@ export function avoidLost<T extends RouteTarget>(
   minContext: number | undefined,
   now: number,
 ): boolean {
-  // Most passes: no target lost, one cheap look at each.
-  if (!candidates.some((target) => connectionLost(target, now))) return false;
+  // Most passes: no target lost, one cheap look at each (a plain loop: no closure per call).
+  let anyLost = false;
+  for (const target of candidates) {
+    if (connectionLost(target, now)) {
+      anyLost = true;
+      break;
+    }
+  }
+  if (!anyLost) return false;
   return candidates.some((target) => !connectionLost(target, now) && canTake(target, failed, minContext));
 }
 

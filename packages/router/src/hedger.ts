@@ -69,7 +69,7 @@ export class Hedger<T extends RouteTarget> {
    * `engine.run`, hedged when the router hedges and the call is idempotent. `discard` closes a
    * losing attempt that succeeded anyway (a stream left open).
    */
-  async run<R>(
+  run<R>(
     call: RouteCallOptions,
     attempt: AttemptFunction<R, T>,
     policy: ExecutePolicy<T> = {},
@@ -78,6 +78,7 @@ export class Hedger<T extends RouteTarget> {
   ): Promise<Attempted<R, T>> {
     const options = this.#options;
     const budget = this.#budget;
+    // Not hedged (most calls): the engine's promise itself, no extra async frame.
     if (
       options === undefined ||
       budget === undefined ||
@@ -85,6 +86,18 @@ export class Hedger<T extends RouteTarget> {
       this.#engine.targets.size < 2
     )
       return this.#engine.run(call, attempt, policy, keepOpen);
+    return this.#hedged(call, attempt, policy, keepOpen, discard, options, budget);
+  }
+
+  async #hedged<R>(
+    call: RouteCallOptions,
+    attempt: AttemptFunction<R, T>,
+    policy: ExecutePolicy<T>,
+    keepOpen: boolean,
+    discard: ((attempted: Attempted<R, T>) => Promise<void>) | undefined,
+    options: ResolvedHedge,
+    budget: RetryBudget,
+  ): Promise<Attempted<R, T>> {
     budget.recordRequest();
     const deadline = call.timeoutMs === undefined ? undefined : Date.now() + call.timeoutMs;
     let current: T | undefined;
@@ -201,13 +214,24 @@ export class Hedger<T extends RouteTarget> {
 
 /** The winning attempt, its call scope also releasing the leg's scope when disposed. */
 function withScope<R, T>(attempted: Attempted<R, T>, legScope: CallScope): Attempted<R, T> {
-  const inner = attempted.handle.callScope;
+  const inner = attempted.handle;
   const callScope: CallScope = {
-    ...inner,
+    ...inner.callScope,
     dispose: () => {
-      inner.dispose();
+      inner.callScope.dispose();
       legScope.dispose();
     },
   };
-  return { value: attempted.value, handle: { ...attempted.handle, callScope } };
+  const handle: AttemptHandle<T> = {
+    target: inner.target,
+    attempt: inner.attempt,
+    scope: inner.scope,
+    callScope,
+    permit: inner.permit,
+    span: inner.span,
+    started: inner.started,
+    load: inner.load,
+    stopTimer: (answered) => inner.stopTimer(answered),
+  };
+  return { value: attempted.value, handle };
 }

@@ -4,6 +4,7 @@ import {
   createCallScope,
   ErrorCode,
   InfergateError,
+  NO_SCOPE,
 } from '@infergate/core';
 import type { Span } from '@opentelemetry/api';
 import type { BreakerPermit } from './breaker.js';
@@ -30,12 +31,16 @@ export function openAttempt<T extends RouteTarget>(
     remaining === undefined
       ? attemptTimeoutMs
       : Math.max(1, Math.min(remaining, attemptTimeoutMs ?? remaining));
-  const scope = createCallScope({
-    signal: callScope.signal,
-    timeoutMs: keepOpen ? undefined : limit,
-    what: 'the attempt',
-    own: keepOpen,
-  });
+  // No signal, no deadline, nothing to abort (most calls): the shared empty scope.
+  const scope =
+    callScope === NO_SCOPE && limit === undefined && !keepOpen
+      ? NO_SCOPE
+      : createCallScope({
+          signal: callScope.signal,
+          timeoutMs: keepOpen ? undefined : limit,
+          what: 'the attempt',
+          own: keepOpen,
+        });
   let timer: ReturnType<typeof setTimeout> | undefined;
   if (keepOpen && attemptTimeoutMs !== undefined && limit !== undefined) {
     timer = setTimeout(
@@ -48,25 +53,8 @@ export function openAttempt<T extends RouteTarget>(
       limit,
     );
   }
-  let recorded = false;
   load.start();
-  const started = performance.now();
-  const handle: AttemptHandle<T> = {
-    target,
-    attempt,
-    scope,
-    callScope,
-    permit,
-    span,
-    started,
-    load,
-    // Recorded once, at the first answer: a stream's latency is its first chunk's (the queued part).
-    stopTimer: (answered = true) => {
-      if (timer !== undefined) clearTimeout(timer);
-      if (answered && !recorded) load.record(performance.now() - started, Date.now());
-      recorded = true;
-    },
-  };
+  const handle = new OpenAttempt(target, attempt, scope, callScope, permit, span, load, timer);
   // The caller's options go through as they are unless the attempt has its own signal or deadline.
   const passOn = keepOpen ? remaining : limit;
   let options: CallOptions = call;
@@ -76,4 +64,34 @@ export function openAttempt<T extends RouteTarget>(
     if (passOn !== undefined) options.timeoutMs = passOn;
   }
   return { handle, options };
+}
+
+/** One attempt in flight: a plain object per attempt, no closures. */
+class OpenAttempt<T> implements AttemptHandle<T> {
+  readonly started = performance.now();
+  #recorded = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    readonly target: T,
+    readonly attempt: number,
+    readonly scope: CallScope,
+    readonly callScope: CallScope,
+    readonly permit: BreakerPermit,
+    readonly span: Span,
+    readonly load: LoadStats,
+    timer: ReturnType<typeof setTimeout> | undefined,
+  ) {
+    this.#timer = timer;
+  }
+
+  // Recorded once, at the first answer: a stream's latency is its first chunk's (the queued part).
+  stopTimer(answered = true): void {
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    if (answered && !this.#recorded) this.load.record(performance.now() - this.started, Date.now());
+    this.#recorded = true;
+  }
 }

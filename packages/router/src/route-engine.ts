@@ -58,6 +58,7 @@ function lastResort<T extends RouteTarget>(
 
 /** No target failed this call yet (most calls): nothing allocated. */
 const NONE: ReadonlySet<never> = new Set();
+const DONE = Promise.resolve();
 
 export type { Attempted, AttemptHandle, ExecutePolicy, RouteTarget };
 
@@ -126,15 +127,30 @@ export class RouteEngine<T extends RouteTarget> {
    * Runs `attempt` on targets until one succeeds. With `keepOpen` the successful attempt is left
    * open (its breaker permit and span) for the caller to finish with `finish()` — streams do.
    */
-  async run<R>(
+  run<R>(
     call: CallOptions,
     attempt: AttemptFunction<R, T>,
     policy: ExecutePolicy<T> = {},
     keepOpen = false,
   ): Promise<Attempted<R, T>> {
-    const callScope = createCallScope({ signal: call.signal, timeoutMs: call.timeoutMs });
-    // Nothing to dispose (no signal, no deadline): skip the extra async frame on the hot path.
+    let callScope: CallScope;
+    try {
+      callScope = createCallScope({ signal: call.signal, timeoutMs: call.timeoutMs });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    // Nothing to dispose (no signal, no deadline): the loop's promise itself, no extra async frame.
     if (callScope === NO_SCOPE) return this.#loop(call, callScope, attempt, policy, keepOpen);
+    return this.#scoped(call, callScope, attempt, policy, keepOpen);
+  }
+
+  async #scoped<R>(
+    call: CallOptions,
+    callScope: CallScope,
+    attempt: AttemptFunction<R, T>,
+    policy: ExecutePolicy<T>,
+    keepOpen: boolean,
+  ): Promise<Attempted<R, T>> {
     let keepScope = false;
     try {
       const result = await this.#loop(call, callScope, attempt, policy, keepOpen);
@@ -190,7 +206,7 @@ export class RouteEngine<T extends RouteTarget> {
         if (pinned === undefined && target.cooling.active(Date.now())) continue;
         const refusal =
           pinned === undefined
-            ? this.#admission.refuse(target, policy.model, admit, budgetMs, () => policy.costOf?.(target))
+            ? this.#admission.refuse(target, policy.model, admit, budgetMs, policy.costOf)
             : undefined;
         if (refusal !== undefined) {
           refused ??= refusal;
@@ -319,14 +335,13 @@ export class RouteEngine<T extends RouteTarget> {
     });
     const scope = handle.scope;
     try {
+      const span = handle.span;
       const value = await scope.race(
-        this.#telemetry.inAttempt(handle.span, () => run(target, options, handle)),
+        this.#telemetry.tracesAttempt(span)
+          ? this.#telemetry.inAttempt(span, () => run(target, options, handle))
+          : run(target, options, handle),
       );
-      if (!keepOpen) {
-        // A closed breaker's success changes nothing to wait for: finish without an extra await.
-        if (permit.probe) await this.finish(handle, 'success');
-        else void this.finish(handle, 'success');
-      }
+      if (!keepOpen) this.#settle(handle, 'success');
       return { ok: true, value, handle };
     } catch (thrown) {
       const failure = this.classify(handle, thrown);
@@ -338,9 +353,7 @@ export class RouteEngine<T extends RouteTarget> {
         call.signal?.aborted !== true &&
         attemptTimeoutMs !== undefined &&
         performance.now() - handle.started >= attemptTimeoutMs;
-      const outcome = slow ? 'failure' : failure.errorClass;
-      if (outcome === 'failure' && !permit.probe) this.#failed(handle, failure.error);
-      else await this.finish(handle, outcome, failure.error);
+      this.#settle(handle, slow ? 'failure' : failure.errorClass, failure.error);
       return { ok: false, ...failure };
     }
   }
@@ -362,20 +375,28 @@ export class RouteEngine<T extends RouteTarget> {
   }
 
   /** Reports an attempt's outcome to its breaker, span, events; cools the target on backpressure. */
-  async finish(handle: AttemptHandle<T>, outcome: AttemptOutcome, error?: InfergateError): Promise<void> {
+  finish(handle: AttemptHandle<T>, outcome: AttemptOutcome, error?: InfergateError): Promise<void> {
+    this.#settle(handle, outcome, error);
+    return DONE;
+  }
+
+  /**
+   * `finish`, in the same turn: the breaker counts the outcome at once (and trips or ejects the
+   * target now, when this was the failure that says so), so a failed call moves on to the next
+   * target without waiting, and a trip is recorded on the attempt's span before the span ends.
+   */
+  #settle(handle: AttemptHandle<T>, outcome: AttemptOutcome, error?: InfergateError): void {
     const { target, permit, span } = handle;
     handle.stopTimer(outcome === 'success');
     handle.load.end();
     handle.scope.dispose();
-    // A closed breaker's success never changes state: skip waiting for opossum's bookkeeping.
+    // A closed breaker's success never changes its state: no state to compare.
     const before = permit.probe || outcome !== 'success' ? target.breaker.state : undefined;
-    if (outcome === 'success') {
-      const accounted = permit.success();
-      if (permit.probe) await accounted;
-    } else if (outcome === 'failure')
-      await permit.failure(error !== undefined && isGatewayFailure(error) ? 'gateway' : 'other');
-    else if (outcome === 'too-late') await permit.release();
-    else await permit.neutral();
+    if (outcome === 'success') void permit.success();
+    else if (outcome === 'failure')
+      void permit.failure(error !== undefined && isGatewayFailure(error) ? 'gateway' : 'other');
+    else if (outcome === 'too-late') void permit.release();
+    else void permit.neutral();
     if (outcome === 'backpressure')
       target.cooling.backpressure(Date.now(), error?.retryAfterMs, this.#options);
     if (before !== undefined) {
@@ -384,30 +405,6 @@ export class RouteEngine<T extends RouteTarget> {
     }
     this.#telemetry.attemptEnded(target.name, outcome, span, error);
     this.#emitAttempt(handle, outcome, error);
-  }
-
-  /**
-   * `finish` for a failed attempt under a closed breaker, without holding the call's fallback. The
-   * breaker counts the failure now (and ejects the target, when it was the last gateway failure
-   * allowed in a row) and the 'attempt' event goes out now, so the call moves on in the same turn;
-   * only the span waits for opossum's rolling window (a trip it causes is recorded on the span
-   * before it ends). When a connection drops, every call in flight on it fails in one turn: waiting
-   * for that bookkeeping held the first of them back from the next target by several turns of the
-   * microtask queue, each as long as the whole wave.
-   */
-  #failed(handle: AttemptHandle<T>, error: InfergateError): void {
-    const { target, permit, span } = handle;
-    handle.stopTimer(false);
-    handle.load.end();
-    handle.scope.dispose();
-    const before = target.breaker.state;
-    const accounted = permit.failure(isGatewayFailure(error) ? 'gateway' : 'other');
-    this.#emitAttempt(handle, 'failure', error);
-    void accounted.then(() => {
-      const after = target.breaker.state;
-      if (after !== before) this.#telemetry.transition(target.name, before, after, span);
-      this.#telemetry.attemptEnded(target.name, 'failure', span, error);
-    });
   }
 
   #emitAttempt(handle: AttemptHandle<T>, outcome: AttemptOutcome, error?: InfergateError): void {

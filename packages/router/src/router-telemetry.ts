@@ -69,6 +69,11 @@ export class RouterTelemetry implements ObservedRouter {
     });
   }
 
+  /** True for a span that records (tracing on, an SDK registered): `inAttempt` has work to do. */
+  tracesAttempt(span: Span): boolean {
+    return span !== OFF;
+  }
+
   /** Runs an attempt with its span active. */
   inAttempt<R>(span: Span, run: () => Promise<R>): Promise<R> {
     if (span === OFF) return run();
