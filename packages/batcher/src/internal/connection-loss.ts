@@ -40,11 +40,15 @@ export function watchCallsLost(transport: InferTransport, onCallsLost: () => voi
  * RPCs' own errors would be. One cause per batch; each member gets its own error, built without a
  * stack (the cause says where; a stack per member was most of the cost of failing a large batch).
  *
- * The first member fails now and the others once the microtask queue has drained (`nextTick`): each
- * failure travels up its caller's chain of promise reactions (a router moving it to another target),
- * and failed together they advance one reaction at a time, turn about, so the first reached the
+ * The first member fails now and the others once the microtask queue has drained: each failure
+ * travels up its caller's chain of promise reactions (a router moving it to another target), and
+ * failed together they advance one reaction at a time, turn about, so the first reached the
  * fallback only after every member had passed every step before it. Alone, it gets there first; the
- * others follow before the event loop moves on.
+ * others follow before the event loop moves on. A `nextTick` alone is not "once drained": in an
+ * event-loop callback (a socket's close, which is where a lost connection is reported) Node runs the
+ * nextTick queue before the microtask queue, so the others would fail before the first member's
+ * caller had run one reaction. A tick queued from a microtask runs only after the microtask queue
+ * is empty, wherever the report came from.
  */
 export function failLostBatches(batches: Iterable<readonly PendingCall[]>): void {
   const failures: [PendingCall, InfergateError][] = [];
@@ -71,7 +75,7 @@ export function failLostBatches(batches: Iterable<readonly PendingCall[]>): void
   first[0].fail(first[1]);
   if (failures.length === 1) return;
   for (const [call] of failures) failingLater.add(call);
-  process.nextTick(failAll, failures);
+  queueMicrotask(() => process.nextTick(failAll, failures));
 }
 
 function failAll(failures: readonly [PendingCall, InfergateError][]): void {
