@@ -105,6 +105,11 @@ export class H2Session {
     socket.on('error', (error: Error) => {
       this.#error ??= error;
     });
+    // The server's end of the stream (its FIN) already says the connection is lost: nothing more
+    // can arrive for a stream still open. The socket's 'close' comes at least one event-loop
+    // iteration later (our side's shutdown completes first), and a crashed server's FIN is the
+    // earliest sign of the crash this process gets.
+    socket.on('end', () => this.#terminate(this.#error));
     socket.on('close', () => this.#terminate(this.#error));
     socket.write(clientPreface());
     const settingsTimeoutMs = options.settingsTimeoutMs ?? DEFAULT_SETTINGS_TIMEOUT_MS;
