@@ -129,4 +129,35 @@ describe('H2Session loss', () => {
     await microtasks();
     expect(closed || socket.destroyed).toBe(true);
   });
+
+  it('reports a connection lost with its streams at a socket error (a reset), before the socket closes', async () => {
+    const socket = new RecordingSocket();
+    const closes: number[] = [];
+    const session = new H2Session(socket as unknown as Socket, {
+      authority: '127.0.0.1:1',
+      scheme: 'http',
+      events: {
+        onReady() {},
+        onDraining() {},
+        onClose(_error, streams) {
+          closes.push(streams);
+        },
+      },
+    });
+    socket.emit('data', frame(FRAME_SETTINGS, 0, 0, Buffer.alloc(0)));
+    await microtasks();
+    const ended: string[] = [];
+    session.request(
+      { onHeaders() {}, onData() {}, onClose: (_kind, _code, message) => ended.push(message) },
+      '/svc/Method',
+      undefined,
+      undefined,
+      body,
+    );
+    // The error alone, as a reset reports it before the socket's close.
+    socket.emit('error', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+    expect(ended).toEqual(['read ECONNRESET']);
+    expect(closes).toEqual([1]);
+    expect(session.closed).toBe(true);
+  });
 });

@@ -102,13 +102,15 @@ export class H2Session {
     );
     socket.setNoDelay?.(true);
     socket.on('data', (chunk: Buffer) => this.#reader.read(chunk));
+    // The server's end of the stream (its FIN) or a socket error (a reset: a crashed server that
+    // left unread bytes behind resets instead) already says the connection is lost: nothing more
+    // can arrive for a stream still open. The socket's 'close' comes later (after our side's
+    // shutdown, or at the end of the event-loop iteration), and the FIN or reset of a crashed
+    // server is the earliest sign of the crash this process gets.
     socket.on('error', (error: Error) => {
       this.#error ??= error;
+      this.#terminate(this.#error);
     });
-    // The server's end of the stream (its FIN) already says the connection is lost: nothing more
-    // can arrive for a stream still open. The socket's 'close' comes at least one event-loop
-    // iteration later (our side's shutdown completes first), and a crashed server's FIN is the
-    // earliest sign of the crash this process gets.
     socket.on('end', () => this.#terminate(this.#error));
     socket.on('close', () => this.#terminate(this.#error));
     socket.write(clientPreface());
