@@ -102,16 +102,14 @@ export class H2Session {
     );
     socket.setNoDelay?.(true);
     socket.on('data', (chunk: Buffer) => this.#reader.read(chunk));
-    // The server's end of the stream (its FIN) or a socket error (a reset: a crashed server that
-    // left unread bytes behind resets instead) already says the connection is lost: nothing more
-    // can arrive for a stream still open. The socket's 'close' comes later (after our side's
-    // shutdown, or at the end of the event-loop iteration), and the FIN or reset of a crashed
-    // server is the earliest sign of the crash this process gets.
+    // A socket error (a reset: a crashed server that left unread bytes behind resets rather than
+    // ends) already says the connection is lost; the socket's 'close' comes at the end of the
+    // event-loop iteration. (Ending the session at the server's end of stream too, before our
+    // side's shutdown, was tried and left a restarted test server dropping its next connection.)
     socket.on('error', (error: Error) => {
       this.#error ??= error;
       this.#terminate(this.#error);
     });
-    socket.on('end', () => this.#terminate(this.#error));
     socket.on('close', () => this.#terminate(this.#error));
     socket.write(clientPreface());
     const settingsTimeoutMs = options.settingsTimeoutMs ?? DEFAULT_SETTINGS_TIMEOUT_MS;
