@@ -4,7 +4,8 @@
 // Node, the packages' dist/), `source` (the same under Node + the tsx loader, the TypeScript
 // sources), `bare` (plain Node holding one listening socket and nothing else: the floor for a Node
 // server) and `ballast` (`bare` plus `--ballastMiB` of touched memory: whether the dying process's
-// memory is what delays its sockets' close). Per kill: the child's RSS and threads, then kill -9 →
+// memory is what delays its sockets' close) and `cli` (`infergate serve-test --no-llm` from the built
+// CLI, plain Node: the reference server as a user runs it, no calls served). Per kill: the child's RSS and threads, then kill -9 →
 // a plain TCP connection to it reads end-of-stream ('end') and is closed ('close'), the client
 // channel's `ready → idle` (chaos servers only), the child's exit; and for the chaos servers,
 // before the kill, the answer time of an idle server's first call (after 1 s of quiet, as the
@@ -12,22 +13,23 @@
 // own instants (the `ran … @ arrived entered slot done` line): client send → headers read → execute
 // entered → slot → done → answer back here.
 //   node scripts/bootstrap.mjs --dist bench/failover-kill.ts [--kills 10] [--rows 8]
-//       [--arms bare,ballast,built,source] [--ballastMiB 64]
+//       [--arms bare,ballast,built,source,cli] [--ballastMiB 64]
 // Needs built packages for the `built` arm (node scripts/build.mjs).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { buildInferRequest, createTritonClient } from '@infergate/core';
 import { type ServerProcess, startServerProcess } from '../test/chaos/server-process.js';
 import { flag, median } from './lib.js';
 
 const kills = Number(flag('kills') ?? 10);
-type Arm = 'bare' | 'ballast' | 'built' | 'source';
+type Arm = 'bare' | 'ballast' | 'built' | 'source' | 'cli';
 const arms = (flag('arms') ?? 'bare,ballast,built,source').split(',') as Arm[];
 for (const arm of arms) {
-  if (!['bare', 'ballast', 'built', 'source'].includes(arm)) throw new Error(`unknown arm '${arm}'`);
+  if (!['bare', 'ballast', 'built', 'source', 'cli'].includes(arm)) throw new Error(`unknown arm '${arm}'`);
 }
 const ballastMiB = Number(flag('ballastMiB') ?? 64);
 const rows = Number(flag('rows') ?? 8);
@@ -60,6 +62,26 @@ require('node:net').createServer((socket) => socket.resume()).listen(0, '127.0.0
       if (ready !== null) resolve(Number(ready[1]));
     });
     child.once('exit', (code) => reject(new Error(`bare server exited (${code})`)));
+  });
+  return { port, child };
+}
+
+/** `infergate serve-test --no-llm` from the built CLI (packages/cli/dist), as a user runs it. */
+async function startCli(): Promise<{ port: number; child: ReturnType<typeof spawn> }> {
+  const bin = fileURLToPath(new URL('../packages/cli/dist/bin.js', import.meta.url));
+  const child = spawn(process.execPath, [bin, 'serve-test', '--port', '0', '--no-llm', '--json'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  process.once('exit', () => child.kill('SIGKILL'));
+  const port = await new Promise<number>((resolve, reject) => {
+    let text = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk;
+      const line = /^\{.*\}$/m.exec(text);
+      if (line !== null)
+        resolve(Number((JSON.parse(line[0]) as { triton: string }).triton.split(':').at(-1)));
+    });
+    child.once('exit', (code) => reject(new Error(`infergate serve-test exited (${code})`)));
   });
   return { port, child };
 }
@@ -153,8 +175,9 @@ async function killAndTime(
 }
 
 async function trial(runtime: Arm): Promise<Trial> {
-  if (runtime === 'bare' || runtime === 'ballast') {
-    const { port, child } = await startBare(runtime === 'bare' ? 0 : ballastMiB);
+  if (runtime === 'bare' || runtime === 'ballast' || runtime === 'cli') {
+    const { port, child } =
+      runtime === 'cli' ? await startCli() : await startBare(runtime === 'bare' ? 0 : ballastMiB);
     const resident = residency(child.pid);
     const at = await killAndTime(port, child, undefined);
     return { runtime, ...resident, ...at, firstAfterIdle: undefined, next: [], rpc: [] };
@@ -212,7 +235,7 @@ for (const runtime of arms) {
   console.log(
     `  ${runtime}: rss ${fmt(mine.map((t) => t.rssMiB))} MiB, ${median(mine.map((t) => t.threads))} threads; kill → socket end ${fmt(mine.map((t) => t.socketEnd))}, closed ${fmt(mine.map((t) => t.socketClosed))}, end → closed ${fmt(mine.map((t) => t.socketClosed - t.socketEnd))}, channel lost ${fmt(mine.map((t) => t.channelLost))}, exit ${fmt(mine.map((t) => t.exited))} ms`,
   );
-  if (runtime === 'bare' || runtime === 'ballast') continue;
+  if (runtime === 'bare' || runtime === 'ballast' || runtime === 'cli') continue;
   const calls = (pick: (t: Trial) => Call[]) => mine.flatMap(pick);
   const of = (list: Call[], key: keyof Call) => fmt(list.map((c) => c[key]));
   const first = calls((t) => (t.firstAfterIdle === undefined ? [] : [t.firstAfterIdle]));

@@ -208,6 +208,7 @@ async function openLoop(
     const at: Record<keyof GapSteps, number> = {
       loop: Number.POSITIVE_INFINITY,
       exit: Number.POSITIVE_INFINITY,
+      socketEndA: Number.POSITIVE_INFINITY,
       connectionLost: Number.POSITIVE_INFINITY,
       rpcFailedOnA: Number.POSITIVE_INFINITY,
       memberFailedOnA: Number.POSITIVE_INFINITY,
@@ -238,11 +239,17 @@ async function openLoop(
     // b's socket, as the rig's client dials it: when b's first batch reaches the kernel (a write on
     // an uncorked socket, or the uncork that flushes it) and when bytes from b arrive.
     const bPort = Number(b.url.split(':').at(-1));
+    const aPort = Number(a.url.split(':').at(-1));
     /** performance.now() of every read from b's socket after the kill. */
     const readsFromB: number[] = [];
     const onSocket = (message: unknown) => {
       const socket = (message as { socket: Socket }).socket;
       socket.once('connect', () => {
+        if (socket.remotePort === aPort) {
+          // a's FIN read here, ahead of every other listener (the client's own among them).
+          socket.prependListener('end', () => first('socketEndA'));
+          return;
+        }
         if (socket.remotePort !== bPort) return;
         socket.prependListener('data', () => {
           if (killAt !== Number.POSITIVE_INFINITY) readsFromB.push(performance.now());
@@ -374,7 +381,7 @@ async function openLoop(
       failoverP99s.push(during);
       lost.push(outcomes.filter((outcome) => outcome.result !== 'ok').length);
       console.log(
-        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, connection lost +${step.connectionLost}, a's first RPC failed +${step.rpcFailedOnA}, its first call failed back +${step.memberFailedOnA}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, written +${step.batchWritten}, flushed +${step.batchFlushed} (after ${flushCpu.toFixed(1)} ms of CPU here), b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer read +${step.answerRead} (last read +${step.answerLastRead}), out of b's channel +${step.answerFromChannel}, out of b's batcher +${step.answerFromBatcher}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
+        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, a's socket end-of-stream +${step.socketEndA}, connection lost +${step.connectionLost}, a's first RPC failed +${step.rpcFailedOnA}, its first call failed back +${step.memberFailedOnA}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, written +${step.batchWritten}, flushed +${step.batchFlushed} (after ${flushCpu.toFixed(1)} ms of CPU here), b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer read +${step.answerRead} (last read +${step.answerLastRead}), out of b's channel +${step.answerFromChannel}, out of b's batcher +${step.answerFromBatcher}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
       );
     } finally {
       unsubscribe('net.client.socket', onSocket);
@@ -411,6 +418,8 @@ interface GapSteps {
   loop: number;
   /** This process sees a's child process exit (the kernel has closed its sockets by then). */
   exit: number;
+  /** a's socket reads end-of-stream here (the kernel closed the dead process's socket). */
+  socketEndA: number;
   /** a's channel leaves `ready`. */
   connectionLost: number;
   /** The first RPC on a's channel fails (its stream closed with the connection). */

@@ -206,14 +206,53 @@ describe('a lost connection moves new calls before its redial answers', () => {
     const { channel, a, routed } = lostSetup();
     expect((await routed.infer(request)).id).toBe('a');
     channel.set('idle'); // the peer closed the connection
-    await Promise.resolve();
-    expect(channel.dials).toBe(1); // redialled at once
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(channel.dials).toBe(1); // redialled once that turn is over
     channel.set('connecting');
     for (let i = 0; i < 5; i++) expect((await routed.infer(request)).id).toBe('b');
     expect(a.calls).toBe(1);
     expect(routed.breakerStates().a?.kind).toBe('closed');
     channel.set('ready'); // the redial answered: a healthy endpoint that rotated its connection
     expect((await routed.infer(request)).id).toBe('a');
+  });
+
+  it('redials the lost target only after the calls that failed with its connection have moved on', async () => {
+    const channel = fakeChannel();
+    let failInFlight: ((error: InfergateError) => void) | undefined;
+    const a = fakeTarget((call) =>
+      call === 1
+        ? ok('a')
+        : new Promise<Answer>((resolve) => {
+            failInFlight = resolve;
+          }),
+    );
+    let dialsWhenBCalled: number | undefined;
+    const b = fakeTarget(() => {
+      dialsWhenBCalled ??= channel.dials;
+      return ok('b');
+    });
+    const routed = router({
+      targets: [
+        { name: 'a', transport: a, connectivity: channel },
+        { name: 'b', transport: b },
+      ],
+    });
+    expect((await routed.infer(request)).id).toBe('a');
+    const inFlight = routed.infer(request);
+    for (let i = 0; i < 100 && failInFlight === undefined; i++) await Promise.resolve();
+    // As a socket's close does, from an event-loop callback: the call on it fails, then the
+    // channel reports the loss.
+    await new Promise<void>((resolve) =>
+      setImmediate(() => {
+        failInFlight?.(unavailable());
+        channel.set('idle');
+        resolve();
+      }),
+    );
+    expect((await inFlight).id).toBe('b');
+    expect(dialsWhenBCalled).toBe(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(channel.dials).toBe(1);
   });
 
   it('still uses the lost target when no other candidate can take the call', async () => {

@@ -57,12 +57,15 @@ export class TargetEjection {
       this.#lostUntil = 0; // the breaker keeps it out now
       this.#breaker.eject('the connection was refused or failed (channel in TRANSIENT_FAILURE)');
     } else if (from === 'ready' && (to === 'idle' || to === 'connecting')) {
-      // Lost: avoided from now on, and redialled now, after the channel has finished this
-      // transition (not from inside its state-change callback). A dead endpoint answers with a
-      // refusal: `transient-failure`.
+      // Lost: avoided from now on, and redialled once this turn is over (not from inside the
+      // channel's state-change callback). A dead endpoint answers with a refusal:
+      // `transient-failure`. Not in a microtask: the calls that failed with the connection move to
+      // another target through the microtask queue, and a dial there (a socket, a session) ran in
+      // the middle of the first one's move. The target is passed over meanwhile anyway.
       this.#lostUntil = Date.now() + REDIAL_GRACE_MS;
-      const source = this.#source;
-      queueMicrotask(() => source.connectivityState(true));
+      setImmediate(() => {
+        if (this.#unwatch !== undefined) this.#source.connectivityState(true);
+      });
     } else if (to === 'ready') {
       this.#lostUntil = 0;
       this.#breaker.reachable();

@@ -1,7 +1,7 @@
 // When a request's bytes reach the socket: the first stream on a connection idle for a few ms is
 // written in the call that opens it; streams that join it in the same turn, or that follow the end
 // of the last stream at once (callers sending again), are held and leave together once the
-// microtask queue drains (the engine's `microtask` policy).
+// microtask queue drains (the engine's `microtask` policy). And when a lost connection is reported.
 import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
@@ -88,5 +88,38 @@ describe('H2Session writes', () => {
     await microtasks();
     expect(socket.arrived.length).toBe(before + 1);
     session.destroy();
+  });
+});
+
+describe('H2Session loss', () => {
+  it('reports a connection lost with its streams at a socket error (a reset), before the socket closes', async () => {
+    const socket = new RecordingSocket();
+    const closes: number[] = [];
+    const session = new H2Session(socket as unknown as Socket, {
+      authority: '127.0.0.1:1',
+      scheme: 'http',
+      events: {
+        onReady() {},
+        onDraining() {},
+        onClose(_error, streams) {
+          closes.push(streams);
+        },
+      },
+    });
+    socket.emit('data', frame(FRAME_SETTINGS, 0, 0, Buffer.alloc(0)));
+    await microtasks();
+    const ended: string[] = [];
+    session.request(
+      { onHeaders() {}, onData() {}, onClose: (_kind, _code, message) => ended.push(message) },
+      '/svc/Method',
+      undefined,
+      undefined,
+      body,
+    );
+    // The error alone, as a reset reports it before the socket's close.
+    socket.emit('error', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+    expect(ended).toEqual(['read ECONNRESET']);
+    expect(closes).toEqual([1]);
+    expect(session.closed).toBe(true);
   });
 });

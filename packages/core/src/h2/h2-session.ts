@@ -102,8 +102,13 @@ export class H2Session {
     );
     socket.setNoDelay?.(true);
     socket.on('data', (chunk: Buffer) => this.#reader.read(chunk));
+    // A socket error (a reset: a crashed server that left unread bytes behind resets rather than
+    // ends) already says the connection is lost; the socket's 'close' comes at the end of the
+    // event-loop iteration. (Ending the session at the server's end of stream too, before our
+    // side's shutdown, was tried and left a restarted test server dropping its next connection.)
     socket.on('error', (error: Error) => {
       this.#error ??= error;
+      this.#terminate(this.#error);
     });
     socket.on('close', () => this.#terminate(this.#error));
     socket.write(clientPreface());
