@@ -4,6 +4,8 @@
 // (in this process, so its CPU counts too). Prints items/s and process CPU µs per item per arm.
 //   node scripts/bootstrap.mjs --dist bench/batcher-cpu.ts [--seconds 2] [--rounds 3] [--concurrency 64] [--grpc | --url host:port]
 //   --flush adaptive|fixed: only that policy's arms (both by default).
+//   --client: callers call a TritonClient whose transport is the batcher (as the suite's callers do)
+//   instead of `MicroBatcher.infer` with a built request.
 //   --compare <dir>: also runs arms from another build of @infergate/batcher (its dist/ directory,
 //   copied inside packages/batcher/ so that it resolves @infergate/core), interleaved with these.
 //   To compare with an older commit (then delete .dist-old):
@@ -36,6 +38,7 @@ import {
   type InferRequest,
   type InferResponse,
   type InferTransport,
+  type TritonClient,
 } from '@infergate/core';
 import { startTestServer } from '@infergate/testing';
 import { closedLoopWindow } from '../packages/cli/src/perf/load-window.js';
@@ -46,6 +49,7 @@ const seconds = Number(flag('seconds') ?? 2);
 const rounds = Number(flag('rounds') ?? 3);
 const concurrency = Number(flag('concurrency') ?? 64);
 const grpc = process.argv.includes('--grpc');
+const viaClient = process.argv.includes('--client');
 
 /** Answers every request with its inputs as outputs, on the next turn of the event loop. */
 const memory: InferTransport = {
@@ -100,10 +104,17 @@ const arms = policies.flatMap((flush) =>
       const inner = base?.grpc ?? memory;
       // Rows of each batch sent in the current window (for the count of full batches).
       const sizes: number[] = [];
+      // Per batch of the current window: when it went to the transport and when its answer came back.
+      const sentAt: number[] = [];
+      const answeredAt: number[] = [];
       const recorded: InferTransport = {
         infer: (request, options) => {
           sizes.push(request.inputs[0]?.shape[0] ?? 0);
-          return inner.infer(request, options);
+          const index = sentAt.push(performance.now()) - 1;
+          return inner.infer(request, options).then((response) => {
+            answeredAt[index] = performance.now();
+            return response;
+          });
         },
         stream: (request, options) => inner.stream(request, options),
       };
@@ -112,8 +123,19 @@ const arms = policies.flatMap((flush) =>
         ...(base === undefined ? { models: { m: { maxBatchSize: 64 } } } : { client: base }),
       });
       const name = `${flush}${label}${target.label}`;
+      // --client: callers go through a TritonClient whose transport is the batcher, as the suite's do.
+      const front =
+        viaClient && target.url !== undefined
+          ? createTritonClient({ url: target.url, enableGpuIpc: false, transport: batcher })
+          : undefined;
       return {
+        front,
         sizes,
+        sentAt,
+        answeredAt,
+        /** Per batch: answer → next batch sent (the client's side), and sent → answered, ms. */
+        clientGaps: [] as number[],
+        roundTrips: [] as number[],
         full: 0,
         sent: 0,
         /** The first batches of the last window, to show how a window starts. */
@@ -149,13 +171,15 @@ async function serverCounters(base: (typeof arms)[number]['base']) {
   };
 }
 let seed = 0;
-const call = (batcher: MicroBatcher) =>
-  batcher.infer(
-    buildInferRequest(model, [
-      { name: 'INPUT0', datatype: 'FP32', shape: [1, 16], data: new Float32Array(16).fill(seed++) },
-    ]),
-  );
-for (const arm of arms) await closedLoopWindow(() => call(arm.batcher), concurrency, 1000);
+const call = (arm: { batcher: MicroBatcher; front: TritonClient | undefined }): Promise<unknown> => {
+  const inputs = [
+    { name: 'INPUT0', datatype: 'FP32' as const, shape: [1, 16], data: new Float32Array(16).fill(seed++) },
+  ];
+  return arm.front !== undefined
+    ? arm.front.infer(model, inputs)
+    : arm.batcher.infer(buildInferRequest(model, inputs));
+};
+for (const arm of arms) await closedLoopWindow(() => call(arm), concurrency, 1000);
 const profileFile = flag('profile');
 const profiler = profileFile === undefined ? undefined : new Session();
 let profiledExecutions = 0;
@@ -169,19 +193,28 @@ for (let round = 0; round < rounds; round++) {
       await profiler.post('Profiler.start');
     }
     arm.sizes.length = 0;
+    arm.sentAt.length = 0;
+    arm.answeredAt.length = 0;
     const before = arm.batcher.stats();
     const counters = await serverCounters(arm.base);
     const cpu = process.cpuUsage();
     const switches = process.resourceUsage().voluntaryContextSwitches;
     const serverCpu = arm.child === undefined ? 0 : childCpuMs(arm.child);
     const started = performance.now();
-    const window = await closedLoopWindow(() => call(arm.batcher), concurrency, seconds * 1000);
+    const window = await closedLoopWindow(() => call(arm), concurrency, seconds * 1000);
     const used = process.cpuUsage(cpu);
     const sleeps = process.resourceUsage().voluntaryContextSwitches - switches;
     const elapsed = performance.now() - started;
     arm.sent += arm.sizes.length;
     arm.full += arm.sizes.filter((rows) => rows === concurrency).length;
     arm.firstSizes = arm.sizes.slice(0, 30);
+    for (let index = 0; index < arm.sentAt.length; index++) {
+      const answered = arm.answeredAt[index];
+      if (answered === undefined) continue;
+      arm.roundTrips.push(answered - (arm.sentAt[index] as number));
+      const next = arm.sentAt[index + 1];
+      if (next !== undefined) arm.clientGaps.push(next - answered);
+    }
     if (profiling) {
       const { profile } = await profiler.post('Profiler.stop');
       profiler.disconnect();
@@ -229,6 +262,7 @@ for (const arm of arms) {
         `; ${(arm.rows / arm.executions).toFixed(1)} rows per execution`,
     );
   }
+  await arm.front?.close();
   await arm.batcher.close();
   await arm.base?.close();
 }
@@ -251,6 +285,16 @@ for (const arm of arms) {
   console.log(
     `${arm.name}: median of ${arm.perRound.length} rounds: ${middle(arm.perRound.map((r) => r.itemsPerSec)).toFixed(0)} items/s, cycle ${middle(arm.perRound.map((r) => r.cycleMs)).toFixed(3)} ms, ` +
       `client CPU ${middle(arm.perRound.map((r) => r.cpuMs)).toFixed(3)} ms and ${middle(arm.perRound.map((r) => r.sleeps)).toFixed(2)} sleeps (voluntary context switches) per execution`,
+  );
+  const pct = (values: number[], p: number) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return (sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN).toFixed(
+      3,
+    );
+  };
+  console.log(
+    `  per batch: answer → next batch sent p10/p50/p90 ${pct(arm.clientGaps, 10)}/${pct(arm.clientGaps, 50)}/${pct(arm.clientGaps, 90)} ms; ` +
+      `sent → answered ${pct(arm.roundTrips, 10)}/${pct(arm.roundTrips, 50)}/${pct(arm.roundTrips, 90)} ms`,
   );
   console.log(
     `  batches of all ${concurrency} callers: ${arm.full} of ${arm.sent}; the last window's first batches: ${arm.firstSizes.join(',')}`,

@@ -260,11 +260,20 @@ async function runTarget(
   };
   try {
     for (const arm of arms) await closedLoop(arm, target, 8, 0.5, emptySample()); // warm up
-    // c1: arms alternate call by call, so drift hits them alike.
-    const c1Until = performance.now() + seconds * 3000;
+    // c1: arms alternate call by call, so drift hits them alike. `adaptive_added_p50_ms_c1` compares
+    // the unbatched and adaptive arms' medians, so they get the samples: the fixed arm (10 ms of
+    // delay per call, two thirds of the time when it took part in every round) joins one round in
+    // four, and the two compared arms swap places each round (neither always follows the fixed
+    // arm's long wait). About 120 samples per arm in 3 s left the difference of the two medians with
+    // a standard error estimated at 0.15–0.2 ms, as large as what it measures (the night's quiet
+    // runs read 0.116 / 0.166 / 0.327); 6 s this way gives each arm about 4× as many.
+    const c1Until = performance.now() + seconds * 6000;
     let seed = 0;
-    while (performance.now() < c1Until) {
-      for (const arm of arms) {
+    const [unbatchedArm, fixedArm, adaptiveArm] = arms as [Arm, Arm, Arm];
+    for (let round = 0; performance.now() < c1Until; round++) {
+      const order = round % 2 === 0 ? [unbatchedArm, adaptiveArm] : [adaptiveArm, unbatchedArm];
+      if (round % 4 === 0) order.splice(round % 8 === 0 ? 1 : 0, 0, fixedArm);
+      for (const arm of order) {
         const sample = sampleOf(arm.name, 'c1');
         await withStats(arm, sample, async () => {
           const sent = performance.now();

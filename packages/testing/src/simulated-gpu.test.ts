@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { CallRecorder } from './call-recorder.js';
-import { SimulatedGpu } from './simulated-gpu.js';
+import type { ExecuteRequest } from './model-definition.js';
+import { simulatedGpuModel } from './models/simulated-gpu-model.js';
+import { SimulatedGpu, type SimulatedGpuStats } from './simulated-gpu.js';
 
 describe('SimulatedGpu', () => {
   it('runs executions one at a time, in arrival order', async () => {
@@ -65,6 +67,37 @@ describe('SimulatedGpu', () => {
 
   it('rejects a tail probability outside [0, 1]', () => {
     expect(() => new SimulatedGpu({ tailProbability: 1.5 })).toThrow(RangeError);
+  });
+
+  it("computes simulated_gpu's output while the execution holds the slot, and answers at its end", async () => {
+    const gpu = new SimulatedGpu({ baseMs: 20, perRowMs: 0 });
+    const model = simulatedGpuModel(gpu, 8);
+    // The GPU's counters at the moment the model reads its input.
+    const seen: SimulatedGpuStats[] = [];
+    const input = {
+      name: 'INPUT0',
+      datatype: 'FP32',
+      shape: [2, 2],
+      parameters: {},
+      get data() {
+        seen.push(gpu.stats());
+        return new Float32Array([1, 2, 3, 4]);
+      },
+    };
+    const request = { batchSize: 2, input: () => input } as unknown as ExecuteRequest;
+    const execute = model.execute as NonNullable<typeof model.execute>;
+    const outputs = await execute(request, { signal: new AbortController().signal, computeStarted() {} });
+    // Read once, after the execution took the slot and before it ended (no wall time counted yet).
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ executions: 1, wallMs: 0, queued: 0 });
+    expect(gpu.stats().executions).toBe(1);
+    const [output] = outputs;
+    const values =
+      output !== undefined && 'raw' in output && output.raw instanceof Uint8Array
+        ? new Float32Array(output.raw.buffer, output.raw.byteOffset, output.raw.byteLength / 4)
+        : (output as { data: Float32Array }).data;
+    expect([...values]).toEqual([2, 4, 6, 8]);
+    expect(output).toMatchObject({ name: 'OUTPUT0', datatype: 'FP32', shape: [2, 2] });
   });
 
   it('drops a cancelled execution from the queue', async () => {
