@@ -48,6 +48,16 @@ function engineProblems(manifest, dir) {
   return problems;
 }
 
+/** `exports` with every `@infergate/source` condition taken out. */
+function withoutSourceCondition(value) {
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => key !== '@infergate/source')
+      .map(([key, inner]) => [key, withoutSourceCondition(inner)]),
+  );
+}
+
 /** What is wrong with the package's metadata and tarball (empty when nothing is). */
 function metadataProblems(name, dir, files) {
   const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
@@ -60,6 +70,15 @@ function metadataProblems(name, dir, files) {
   if (!Array.isArray(manifest.keywords) || manifest.keywords.length === 0)
     problems.push('keywords are missing');
   problems.push(...engineProblems(manifest, dir));
+  if (manifest.publishConfig?.exports !== undefined) {
+    // The tarball's exports (pnpm takes publishConfig's) must be the workspace's without the
+    // private `@infergate/source` condition, whose `src/` the tarball leaves out.
+    const expected = JSON.stringify(withoutSourceCondition(manifest.exports));
+    if (JSON.stringify(manifest.publishConfig.exports) !== expected)
+      problems.push('publishConfig.exports is not exports without "@infergate/source"');
+    if (files.some((file) => file.startsWith('src/')))
+      problems.push('the tarball ships src/ although its exports no longer point there');
+  }
   if (!files.includes('LICENSE'))
     problems.push('the tarball has no LICENSE (scripts/build.mjs copies the root one)');
   else if (readFileSync(join(dir, 'LICENSE'), 'utf8') !== license)
