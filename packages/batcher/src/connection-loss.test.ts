@@ -73,11 +73,15 @@ describe('a connection lost under a batch', () => {
     expect(batcher.stats().batches).toBe(1);
   });
 
-  it("lets the first member's failure run its caller's whole chain of reactions before the others fail", async () => {
+  /**
+   * Two members of one batch in flight; the first one's caller moves on through several promise
+   * steps (as a router falling back does) when it fails. `report` delivers the loss. Returns the
+   * order in which the first caller moved on and the second member failed.
+   */
+  async function orderAfterLoss(report: (transport: WatchedTransport) => Promise<void>): Promise<string[]> {
     const transport = new WatchedTransport({ hold: true });
     const batcher = createMicroBatcher(transport, options);
     const order: string[] = [];
-    // The first caller moves on through several promise steps (as a router falling back does).
     const first = batcher.infer(one(0)).catch(async () => {
       for (let step = 0; step < 5; step++) await Promise.resolve();
       order.push('first moved on');
@@ -87,39 +91,34 @@ describe('a connection lost under a batch', () => {
     });
     for (let i = 0; i < 100 && transport.held === 0; i++) await turn();
     expect(transport.held).toBe(1);
-    transport.report({ from: 'ready', to: 'idle', callsLost: true });
+    await report(transport);
     await Promise.all([first, second]);
-    expect(order).toEqual(['first moved on', 'second failed']);
     transport.release();
     await batcher.close();
+    return order;
+  }
+
+  it("lets the first member's failure run its caller's whole chain of reactions before the others fail", async () => {
+    const order = await orderAfterLoss(async (transport) => {
+      transport.report({ from: 'ready', to: 'idle', callsLost: true });
+    });
+    expect(order).toEqual(['first moved on', 'second failed']);
   });
 
   it("lets the first member's chain run first when the loss is reported from an I/O callback, as a socket's close is", async () => {
     // In an event-loop callback (not a promise reaction) Node runs the nextTick queue before the
     // microtask queue: a member failed "on the next tick" would fail before the first member's
     // caller had run a single reaction.
-    const transport = new WatchedTransport({ hold: true });
-    const batcher = createMicroBatcher(transport, options);
-    const order: string[] = [];
-    const first = batcher.infer(one(0)).catch(async () => {
-      for (let step = 0; step < 5; step++) await Promise.resolve();
-      order.push('first moved on');
-    });
-    const second = batcher.infer(one(1)).catch(() => {
-      order.push('second failed');
-    });
-    for (let i = 0; i < 100 && transport.held === 0; i++) await turn();
-    expect(transport.held).toBe(1);
-    await new Promise<void>((resolve) =>
-      setImmediate(() => {
-        transport.report({ from: 'ready', to: 'idle', callsLost: true });
-        resolve();
-      }),
+    const order = await orderAfterLoss(
+      (transport) =>
+        new Promise<void>((resolve) =>
+          setImmediate(() => {
+            transport.report({ from: 'ready', to: 'idle', callsLost: true });
+            resolve();
+          }),
+        ),
     );
-    await Promise.all([first, second]);
     expect(order).toEqual(['first moved on', 'second failed']);
-    transport.release();
-    await batcher.close();
   });
 
   it("keeps the first member ahead when the RPC's own error arrives in the same turn as the report", async () => {
