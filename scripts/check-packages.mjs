@@ -70,15 +70,13 @@ function metadataProblems(name, dir, files) {
   if (!Array.isArray(manifest.keywords) || manifest.keywords.length === 0)
     problems.push('keywords are missing');
   problems.push(...engineProblems(manifest, dir));
-  if (manifest.publishConfig?.exports !== undefined) {
-    // The tarball's exports (pnpm takes publishConfig's) must be the workspace's without the
-    // private `@infergate/source` condition, whose `src/` the tarball leaves out.
-    const expected = JSON.stringify(withoutSourceCondition(manifest.exports));
-    if (JSON.stringify(manifest.publishConfig.exports) !== expected)
-      problems.push('publishConfig.exports is not exports without "@infergate/source"');
-    if (files.some((file) => file.startsWith('src/')))
-      problems.push('the tarball ships src/ although its exports no longer point there');
-  }
+  // The tarball's exports (pnpm takes publishConfig's) must be the workspace's without the
+  // private `@infergate/source` condition, whose `src/` the tarball leaves out.
+  const expected = JSON.stringify(withoutSourceCondition(manifest.exports));
+  if (JSON.stringify(manifest.publishConfig?.exports) !== expected)
+    problems.push('publishConfig.exports is not exports without "@infergate/source"');
+  if (files.some((file) => file.startsWith('src/')))
+    problems.push('the tarball ships src/, which no published export points at');
   if (!files.includes('LICENSE'))
     problems.push('the tarball has no LICENSE (scripts/build.mjs copies the root one)');
   else if (readFileSync(join(dir, 'LICENSE'), 'utf8') !== license)
