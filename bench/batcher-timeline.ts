@@ -7,7 +7,8 @@
 // HEADERS and DATA in one, its trailers in the next). This process records, per batch, when the
 // batcher handed it to the transport and when the decoded answer came back. Both read the
 // monotonic clock the processes share. Matched by the batch's first input value, each cycle splits
-// into: request (batch sent → the model has the slot), toReturn (slot → the model returned: the
+// into: request (batch sent → the model has the slot; split at the server's 'stream' event, probed
+// by wrapping `EventEmitter.prototype.emit` in the child, into wire and serverIn), toReturn (slot → the model returned: the
 // cost, the GPU's overrun and whatever the model does after its end), the server's answer path from
 // the nominal end (endToReturned, endToStreamEnd, endToTurn1, endToTurn2), answer (nominal end →
 // the answer decoded here) and client (answer → next batch sent: splitting, the callers answered,
