@@ -7,7 +7,8 @@
 // HEADERS and DATA in one, its trailers in the next). This process records, per batch, when the
 // batcher handed it to the transport and when the decoded answer came back. Both read the
 // monotonic clock the processes share. Matched by the batch's first input value, each cycle splits
-// into: request (batch sent → the model has the slot), toReturn (slot → the model returned: the
+// into: request (batch sent → the model has the slot; split at the server's 'stream' event, probed
+// by wrapping `EventEmitter.prototype.emit` in the child, into wire and serverIn), toReturn (slot → the model returned: the
 // cost, the GPU's overrun and whatever the model does after its end), the server's answer path from
 // the nominal end (endToReturned, endToStreamEnd, endToTurn1, endToTurn2), answer (nominal end →
 // the answer decoded here) and client (answer → next batch sent: splitting, the callers answered,
@@ -43,6 +44,8 @@ interface Execution {
   secondTurn: number;
   returned: number;
   streamEnded: number;
+  /** When the server's JavaScript saw the request's stream (its 'stream' event). */
+  received: number;
 }
 
 if (process.argv.includes('--serve')) {
@@ -54,6 +57,14 @@ if (process.argv.includes('--serve')) {
     lastEnd = clock();
     return (end as (...rest: unknown[]) => unknown).apply(this, args);
   } as typeof end;
+  // When the server's JavaScript last saw a request's stream (at c64 one batch is in flight).
+  let lastStream = 0;
+  const { EventEmitter } = await import('node:events');
+  const emit = EventEmitter.prototype.emit;
+  EventEmitter.prototype.emit = function (this: unknown, name: string | symbol, ...args: unknown[]) {
+    if (name === 'stream') lastStream = clock();
+    return emit.call(this, name, ...args);
+  } as typeof emit;
   const server = await startTestServer({ simulatedGpu: { baseMs: 2, perRowMs: 0.05 } });
   const executions: Execution[] = [];
   // `timed_gpu`: this build's `simulated_gpu` model on a SimulatedGpu of its own; with --compare
@@ -84,6 +95,7 @@ if (process.argv.includes('--serve')) {
         const raw = request.input('INPUT0').raw;
         const key = new DataView(raw.buffer, raw.byteOffset, 4).getFloat32(0, true);
         let start = 0;
+        let received = 0;
         const outputs = await execute(request, {
           get signal() {
             return context.signal;
@@ -93,6 +105,7 @@ if (process.argv.includes('--serve')) {
           },
           computeStarted() {
             start = clock();
+            received = lastStream;
             context.computeStarted();
           },
         } as typeof context);
@@ -108,6 +121,7 @@ if (process.argv.includes('--serve')) {
           secondTurn: 0,
           returned,
           streamEnded: 0,
+          received,
         };
         executions.push(execution);
         setImmediate(() => {
@@ -167,6 +181,8 @@ if (process.argv.includes('--serve')) {
     const front = createTritonClient({ url, enableGpuIpc: false, transport: batcher });
     const parts: Record<string, number[]> = {
       request: [],
+      wire: [],
+      serverIn: [],
       toReturn: [],
       endToReturned: [],
       endToStreamEnd: [],
@@ -210,6 +226,10 @@ if (process.argv.includes('--serve')) {
         const nextExecution = byKey.get(next.key);
         if (execution === undefined || batch.answered === 0) continue;
         push(arm, 'request', execution.start - batch.sent);
+        if (execution.received > batch.sent) {
+          push(arm, 'wire', execution.received - batch.sent);
+          push(arm, 'serverIn', execution.start - execution.received);
+        }
         push(arm, 'toReturn', execution.returned - execution.start);
         push(arm, 'endToReturned', execution.returned - execution.end);
         if (execution.streamEnded > execution.end)

@@ -29,6 +29,8 @@ interface RawAnswer {
   grpcStatus: string | undefined;
   grpcMessage: string | undefined;
   messages: Buffer[];
+  /** The stream's RST_STREAM code once closed (0, NO_ERROR, also when none came). */
+  rstCode: number;
 }
 
 function frame(message: Uint8Array, flag = 0): Buffer {
@@ -63,7 +65,13 @@ async function rawCall(
     te: 'trailers',
     ...headers,
   });
-  const answer: RawAnswer = { httpStatus: 0, grpcStatus: undefined, grpcMessage: undefined, messages: [] };
+  const answer: RawAnswer = {
+    httpStatus: 0,
+    grpcStatus: undefined,
+    grpcMessage: undefined,
+    messages: [],
+    rstCode: 0,
+  };
   const read = (fields: http2.IncomingHttpHeaders) => {
     if (fields[':status'] !== undefined) answer.httpStatus = Number(fields[':status']);
     if (fields['grpc-status'] !== undefined) answer.grpcStatus = String(fields['grpc-status']);
@@ -81,6 +89,7 @@ async function rawCall(
   }
   stream.end();
   await closed;
+  answer.rstCode = stream.rstCode ?? 0;
   answer.messages = splitMessages(Buffer.concat(body));
   return answer;
 }
@@ -265,6 +274,39 @@ describe('the http2 transport', () => {
       expect(session.remoteSettings.initialWindowSize).toBeGreaterThanOrEqual((1 << 20) + 1024);
       expect(STREAM_WINDOW).toBe(session.remoteSettings.initialWindowSize);
       expect(SESSION_WINDOW).toBeGreaterThanOrEqual(16 * STREAM_WINDOW);
+    } finally {
+      session.close();
+      await server.stop();
+    }
+  });
+
+  it('ends every unary answer with its trailers, also one that outruns the client window', async () => {
+    // The server flushes a unary answer's trailers by closing the stream once they are submitted: it
+    // must not reset a stream whose answer has not all gone out. A 16 KiB client window makes the
+    // 256 KiB answers wait for WINDOW_UPDATEs, eight of them at once on one connection.
+    const server = await startTestServer({ transport: 'http2' });
+    const session = http2.connect(`http://${server.url}`, { settings: { initialWindowSize: 16_384 } });
+    session.on('error', () => {});
+    try {
+      const sizes = [4, 65_536, 16, 65_536, 65_536, 1, 65_536, 256];
+      const answers = await Promise.all(
+        sizes.map((size, call) => {
+          const values = Array.from({ length: size }, (_, index) => index + call);
+          return rawCall(session, 'ModelInfer', [frame(identityRequest(values))]).then((answer) => ({
+            answer,
+            values,
+          }));
+        }),
+      );
+      for (const { answer, values } of answers) {
+        expect(answer).toMatchObject({
+          httpStatus: 200,
+          grpcStatus: '0',
+          rstCode: http2.constants.NGHTTP2_NO_ERROR,
+        });
+        expect(answer.messages).toHaveLength(1);
+        expect(outputOf(answer.messages[0])).toEqual(values);
+      }
     } finally {
       session.close();
       await server.stop();

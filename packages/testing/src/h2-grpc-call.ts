@@ -36,9 +36,23 @@ const RESPONSE_OPTIONS = { waitForTrailers: true, sendDate: false };
 const OK_TRAILERS: OutgoingHttpHeaders = { 'grpc-status': '0' };
 const TRAILERS_ONLY_OPTIONS = { endStream: true, sendDate: false };
 
-/** A unary call's 'wantTrailers' listener (the stream is `this`): status OK, no closure per call. */
+/**
+ * A unary call's 'wantTrailers' listener (the stream is `this`): status OK, no closure per call.
+ *
+ * node:http2 writes the answer's HEADERS and DATA in one write and its trailers in a later one: it
+ * submits them from a `setImmediate` of its own and writes them on the event loop's next turn, so
+ * the client wakes for the message, then again for its status. Closing the stream (NO_ERROR) in the
+ * immediate queued right after that one makes node:http2 write what it holds at once (it flushes
+ * before a stream's RST_STREAM, and sends none for a stream both sides have ended, as here: a
+ * unary reply goes only after the request's end). The same frames, on the wire sooner.
+ */
 function sendOkTrailers(this: ServerHttp2Stream): void {
   this.sendTrailers(OK_TRAILERS);
+  setImmediate(flushTrailers, this);
+}
+
+function flushTrailers(stream: ServerHttp2Stream): void {
+  if (!stream.closed && !stream.destroyed) stream.close();
 }
 
 /**
