@@ -69,9 +69,13 @@ export class FillPlanner {
   #serviceMs = 0;
   #serviceDevMs = 0;
   #services = 0;
-  /** The last `TAIL_SAMPLES` round trips (a ring), and their 95th percentile, updated per answer. */
+  /**
+   * The last `TAIL_SAMPLES` round trips (a ring) and their 95th percentile, computed when admission
+   * asks for it after a new answer (never on a lane without `maxQueueWaitMs`, at most once per batch).
+   */
   readonly #recent = new Float64Array(TAIL_SAMPLES);
   #tailMs = 0;
+  #tailStale = false;
   /** Share of an answered batch's rows that come back within one service time. */
   #returnShare = 0;
   #returnSamples = 0;
@@ -105,7 +109,12 @@ export class FillPlanner {
 
   /** The 95th percentile of the last 64 round trips (of all so far while fewer); 0 until `serviceMs` is known. */
   get serviceTailMs(): number {
-    return this.#services >= 3 ? this.#tailMs : 0;
+    if (this.#services < 3) return 0;
+    if (this.#tailStale) {
+      this.#tailMs = this.#tail();
+      this.#tailStale = false;
+    }
+    return this.#tailMs;
   }
 
   /**
@@ -118,7 +127,7 @@ export class FillPlanner {
    */
   get serviceHighMs(): number {
     if (this.#services < 3) return 0;
-    return Math.max(this.#serviceMs + DEVIATIONS * this.#serviceDevMs, this.#tailMs);
+    return Math.max(this.#serviceMs + DEVIATIONS * this.#serviceDevMs, this.serviceTailMs);
   }
 
   /** The learned share of answered rows that come back at once (0..1). */
@@ -157,7 +166,7 @@ export class FillPlanner {
     }
     this.#recent[this.#services % TAIL_SAMPLES] = serviceMs;
     this.#services += 1;
-    this.#tailMs = this.#tail();
+    this.#tailStale = true;
     this.#expire(now);
     if (this.#windows.length >= MAX_WINDOWS) this.#close(this.#windows.shift());
     this.#windows.push({ rows, arrived: 0, until: now + Math.min(this.#serviceMs, this.maxQueueDelayMs) });
