@@ -5,6 +5,7 @@
 // service times, the service time measured). With --compare <dir>, another build of
 // @infergate/batcher runs in the same rounds (see bench/batcher-cpu.ts for how to build it).
 //   node scripts/bootstrap.mjs --dist bench/batcher-overload.ts [--seconds 2] [--rounds 3] [--compare <dir>]
+import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -17,6 +18,7 @@ import {
 } from '@infergate/core';
 import { closedLoopWindow, rateWindow } from '../packages/cli/src/perf/load-window.js';
 import { flag, percentile } from './lib.js';
+import { OverloadProbe } from './overload-probe.js';
 import { startServerProcess } from './server-process.js';
 
 const seconds = Number(flag('seconds') ?? 2);
@@ -45,11 +47,15 @@ interface Arm {
   completed: number;
   refused: number;
   ms: number;
+  probe: OverloadProbe;
+  computeMs: number;
+  executions: number;
 }
 
 function arm(name: string, create: Create, maxQueueWaitMs: number | undefined): Arm {
   const base = createTritonClient({ url, enableGpuIpc: false });
   const roundTrips: number[] = [];
+  const probe = new OverloadProbe();
   const timed: InferTransport = {
     infer: (request, callOptions) => {
       const sent = performance.now();
@@ -57,7 +63,7 @@ function arm(name: string, create: Create, maxQueueWaitMs: number | undefined): 
     },
     stream: (request, callOptions) => base.grpc.stream(request, callOptions),
   };
-  const batcher = create(timed, {
+  const batcher = create(probe.transport(timed), {
     ...options,
     client: base,
     ...(maxQueueWaitMs === undefined ? {} : { maxQueueWaitMs }),
@@ -74,6 +80,9 @@ function arm(name: string, create: Create, maxQueueWaitMs: number | undefined): 
     completed: 0,
     refused: 0,
     ms: 0,
+    probe,
+    computeMs: 0,
+    executions: 0,
   };
 }
 
@@ -97,13 +106,26 @@ console.log(
     `probe round trip p50 ${p(probe.roundTrips, 50).toFixed(2)} p99 ${p(probe.roundTrips, 99).toFixed(2)} ms`,
 );
 const arms = builds.map(([name, create]) => arm(name, create, 10));
+const loads = [loadavg()[0] ?? 0];
+const counters = async () => {
+  const [stats] = await probe.base.modelStatistics('simulated_gpu');
+  return {
+    executions: stats?.executionCount ?? 0,
+    computeMs: stats === undefined ? 0 : Number(stats.inference.computeInfer.ns) / 1e6,
+  };
+};
 for (let round = 0; round < rounds; round++) {
   for (const target of arms) {
+    const before = await counters();
+    const random = target.probe.random(4 * capacity);
+    target.probe.start();
     const measured = await rateWindow(
       () => {
         const sent = performance.now();
-        return target.client.infer('simulated_gpu', inputs()).then(
+        const { inputs, done } = target.probe.call();
+        return target.client.infer('simulated_gpu', inputs).then(
           () => {
+            done();
             target.fromSend.push(performance.now() - sent);
           },
           (error: { code?: string }) => {
@@ -116,7 +138,13 @@ for (let round = 0; round < rounds; round++) {
       'poisson',
       seconds * 1000,
       1_000_000,
+      undefined,
+      random,
     );
+    target.probe.stop();
+    const after = await counters();
+    target.executions += after.executions - before.executions;
+    target.computeMs += after.computeMs - before.computeMs;
     for (const latency of measured.latencies) target.latencies.push(latency);
     target.completed += measured.completed;
     target.ms += measured.elapsedMs;
@@ -134,11 +162,20 @@ for (const target of [...arms, probe]) {
         `${p(target.roundTrips, 99).toFixed(2)} ms; mean batch ${stats.meanBatchSize.toFixed(2)}; ` +
         `policy ${JSON.stringify(stats.lanes.simulated_gpu)}`,
     );
+    console.log(
+      `  timeline (ms) ${JSON.stringify(
+        target.probe.report({
+          computePerExecutionMs: Number((target.computeMs / Math.max(1, target.executions)).toFixed(3)),
+        }),
+      )}`,
+    );
   }
   await target.batcher.close();
   await target.client.close();
   await target.base.close();
 }
+loads.push(loadavg()[0] ?? 0);
+console.log(`load (1-min) ${loads.map((load) => load.toFixed(2)).join(' → ')}`);
 const exited = new Promise((done) => child.once('exit', done));
 child.kill('SIGTERM');
 await exited;

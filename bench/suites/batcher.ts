@@ -7,17 +7,24 @@
 // --triton-url. Load generation and latency are `infergate perf`'s (packages/cli/src/perf).
 //   pnpm bench batcher [--quick] [--seconds 1] [--triton-url 127.0.0.1:8001 | --no-triton] [--in-process]
 import { existsSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createMicroBatcher, type MicroBatcher, type MicroBatcherOptions } from '@infergate/batcher';
-import { createTritonClient, type InputTensor, type TritonClient } from '@infergate/core';
+import {
+  createTritonClient,
+  type InferTransport,
+  type InputTensor,
+  type TritonClient,
+} from '@infergate/core';
 import { startTestServer } from '@infergate/testing';
 import { closedLoopWindow, rateWindow } from '../../packages/cli/src/perf/load-window.js';
 import { startTriton, type TritonHandle, VENV_PYTHON } from '../../test/interop/triton-harness.js';
 import { barChartSvg } from '../bar-chart.js';
 import { BENCH_DIR, type BenchCase, flag, packageVersion, percentile, report, round } from '../lib.js';
+import { OverloadProbe } from '../overload-probe.js';
 import { startServerProcess } from '../server-process.js';
 
 type ArmName = 'unbatched' | 'fixed' | 'adaptive';
@@ -94,7 +101,12 @@ function emptySample(): Sample {
   };
 }
 
-async function makeArm(name: ArmName, url: string, options: MicroBatcherOptions = {}): Promise<Arm> {
+async function makeArm(
+  name: ArmName,
+  url: string,
+  options: MicroBatcherOptions = {},
+  wrap: (transport: InferTransport) => InferTransport = (transport) => transport,
+): Promise<Arm> {
   if (name === 'unbatched') {
     return {
       name,
@@ -104,7 +116,7 @@ async function makeArm(name: ArmName, url: string, options: MicroBatcherOptions 
     };
   }
   const base = createTritonClient({ url, enableGpuIpc: false });
-  const batcher = createMicroBatcher(base.grpc, { client: base, flush: name, ...options });
+  const batcher = createMicroBatcher(wrap(base.grpc), { client: base, flush: name, ...options });
   const client = createTritonClient({ url, enableGpuIpc: false, transport: batcher });
   return { name, client, batcher, base };
 }
@@ -173,15 +185,26 @@ async function closedLoop(
  * send time (no coordinated omission). QUEUE_FULL answers are counted, not timed; any other error
  * fails the run.
  */
-async function openLoop(arm: Arm, target: Target, rate: number, seconds: number, sample: Sample) {
+async function openLoop(
+  arm: Arm,
+  target: Target,
+  rate: number,
+  seconds: number,
+  sample: Sample,
+  probe?: OverloadProbe,
+) {
   let seed = 0;
   let unexpected: unknown;
+  const random = probe?.random(rate);
+  probe?.start();
   await withStats(arm, sample, async () => {
     const window = await rateWindow(
       () => {
         const sent = performance.now();
-        return arm.client.infer(target.model, target.inputs(seed++)).then(
+        const traced = probe?.call();
+        return arm.client.infer(target.model, traced?.inputs ?? target.inputs(seed++)).then(
           () => {
+            traced?.done();
             sample.fromSend.push(performance.now() - sent);
           },
           (error: { code?: string }) => {
@@ -195,11 +218,14 @@ async function openLoop(arm: Arm, target: Target, rate: number, seconds: number,
       'poisson',
       seconds * 1000,
       1_000_000,
+      undefined,
+      random,
     );
     for (const latency of window.latencies) sample.latencies.push(latency);
     sample.items += window.completed;
     sample.seconds += window.elapsedMs / 1000;
   });
+  probe?.stop();
   if (unexpected !== undefined) throw unexpected;
 }
 
@@ -396,11 +422,16 @@ export async function run(): Promise<void> {
     const batchRows = 8;
     const maxQueueDelayMs = 10;
     const overloadOptions = { maxBatchSize: batchRows, maxQueueSize: 2 * batchRows, maxQueueDelayMs };
-    const overload = await makeArm('adaptive', server.url, {
-      ...overloadOptions,
-      maxQueueWaitMs: maxQueueDelayMs,
-    });
+    const tracer = new OverloadProbe();
+    const overload = await makeArm(
+      'adaptive',
+      server.url,
+      { ...overloadOptions, maxQueueWaitMs: maxQueueDelayMs },
+      (transport) => tracer.transport(transport),
+    );
     const overloadSample = emptySample();
+    const overloadLoad = [loadavg()[0] ?? 0];
+    const statsClient = createTritonClient({ url: server.url, enableGpuIpc: false });
     const heapMiB: number[] = [heapAfterGcMiB()];
     let capacity: number;
     try {
@@ -416,13 +447,19 @@ export async function run(): Promise<void> {
       }
       capacity = probe.items / probe.seconds;
       heapMiB.push(heapAfterGcMiB());
+      const before = await modelCounters(statsClient, simulated.model);
       for (let part = 0; part < 2; part++) {
-        await openLoop(overload, simulated, 4 * capacity, seconds * (quick ? 1 : 2), overloadSample);
+        await openLoop(overload, simulated, 4 * capacity, seconds * (quick ? 1 : 2), overloadSample, tracer);
         heapMiB.push(heapAfterGcMiB());
       }
+      const after = await modelCounters(statsClient, simulated.model);
+      overloadSample.executions = after.executions - before.executions;
+      overloadSample.computeMs = after.computeMs - before.computeMs;
     } finally {
       await closeArm(overload);
+      await statsClient.close();
     }
+    overloadLoad.push(loadavg()[0] ?? 0);
     const serviceMs = Math.max(costMs(batchRows), (batchRows / capacity) * 1000);
     const bound = maxQueueDelayMs + 2 * serviceMs;
     const overloadCase = toCase(
@@ -440,6 +477,9 @@ export async function run(): Promise<void> {
         maxQueueWaitMs: maxQueueDelayMs,
         // After a full GC: before the warm-up, after it, and after each half of the measured run.
         heapUsedAfterGcMiB: heapMiB,
+        load: overloadLoad.map((load) => round(load, 2)),
+        // The slowest calls' timelines, the client's GC pauses and event-loop delay (overload-probe.ts).
+        timeline: tracer.report(),
       },
     );
     cases.push(overloadCase);

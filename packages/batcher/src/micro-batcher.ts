@@ -119,6 +119,7 @@ export class MicroBatcher implements InferTransport {
         mode: planner.mode,
         server: planner.verdict,
         serviceMs: planner.serviceMs,
+        serviceHighMs: planner.serviceHighMs,
         returnShare: planner.returnShare,
       };
     }

@@ -108,12 +108,13 @@ export const microBatcherOptionsSchema = z
     maxQueueSize: positiveInt.default(1024),
     /**
      * Admission by expected wait: a call that could wait longer than this before its batch is sent
-     * (estimated from the measured batch round trip plus four of its mean deviations, the rows
-     * queued ahead of it and the batches in flight, plus, for a call that must wait at all, the same
-     * four deviations once more for its own batch) fails at once with QUEUE_FULL, so that under
-     * overload an admitted call is answered within about `maxQueueWaitMs` plus one typical batch
-     * round trip, also on a machine whose round trips vary. A call that would be sent at once is
-     * always admitted. The refusal carries no stack trace (it is cheap to make).
+     * (estimated from a high batch round trip, the longer of the measured mean plus four mean
+     * deviations and the 95th percentile of the last 64, the rows queued ahead of it and the batches
+     * in flight, plus, for a call that must wait at all, that round trip's excess over the mean once
+     * more for its own batch) fails at once with QUEUE_FULL, so that under overload an admitted call
+     * is answered within about `maxQueueWaitMs` plus one typical batch round trip of its arrival,
+     * also on a machine whose round trips vary. A call that would be sent at once is always
+     * admitted. The refusal carries no stack trace (it is cheap to make).
      * @default none (only the size bounds)
      */
     maxQueueWaitMs: z.number().positive().finite().optional(),

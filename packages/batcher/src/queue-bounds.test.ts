@@ -99,6 +99,37 @@ describe('queue bounds and deadlines', () => {
     await batcher.close();
   });
 
+  it("maxQueueWaitMs: counts the round trips' tail, which the mean and its deviation forget", async () => {
+    const transport = new EchoTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, {
+      maxInFlightBatches: 1,
+      maxBatchSize: 2,
+      maxQueueWaitMs: 5,
+    });
+    // One 30 ms round trip, then nineteen of 4 ms: the mean is back near 4.4 ms and its deviation
+    // near 0, but the longest of the last twenty (their 95th percentile) is still 30 ms.
+    for (let round = 0; round < 20; round++) {
+      const answer = batcher.infer(one(round));
+      await vi.advanceTimersByTimeAsync(round === 0 ? 30 : 4);
+      transport.release();
+      await answer;
+    }
+    const lane = batcher.stats().lanes.m;
+    expect(lane?.serviceMs).toBeLessThan(4.5);
+    expect(lane?.serviceHighMs).toBe(30);
+    // Nothing in flight: sent at once, admitted. The next call must wait for the slot: by the mean it
+    // would wait ~4.4 ms (admitted); by the tail 30 ms plus its own batch's margin: refused at once.
+    const sent = batcher.infer(one(100));
+    expect(transport.held).toBe(1);
+    const error = await batcher.infer(one(101)).catch((reason: unknown) => reason);
+    expect(error).toMatchObject({ code: ErrorCode.QueueFull, retryable: true });
+    expect((error as InfergateError).message).toContain('maxQueueWaitMs 5');
+    expect(batcher.stats()).toMatchObject({ queued: 0, rejections: { QUEUE_FULL: 1 } });
+    transport.release();
+    await sent;
+    await batcher.close();
+  });
+
   it('fails calls beyond maxQueueSize at once with a retryable QUEUE_FULL', async () => {
     const transport = new EchoTransport({ hold: true });
     const batcher = createMicroBatcher(transport, { maxInFlightBatches: 1, maxQueueSize: 2 });

@@ -6,6 +6,11 @@ export interface LaneStats {
   server: 'unknown' | 'idle' | 'saturated';
   /** Learned round trip of one batch, ms (0 until three were measured). */
   serviceMs: number;
+  /**
+   * The round trip admission by `maxQueueWaitMs` counts with, ms: the larger of `serviceMs` plus
+   * four mean deviations and the 95th percentile of the last 64 round trips (0 until three were measured).
+   */
+  serviceHighMs: number;
   /** Learned share of an answered batch's rows that were sent again within one service time. */
   returnShare: number;
 }

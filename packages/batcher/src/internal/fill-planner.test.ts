@@ -37,6 +37,33 @@ describe('fill planner (adaptive policy arithmetic)', () => {
     expect(planner.serviceHighMs).toBeCloseTo(2.64 + 4 * 0.95, 9);
   });
 
+  it("keeps the round trips' tail (95th percentile of the last 64) after the deviation has forgotten it", () => {
+    const planner = new FillPlanner(64, 10, undefined, 'fill');
+    // 64 round trips of 4 ms, one in eight 20 ms (a descheduled process, a GC pause), then 16 of 4 ms.
+    for (let index = 0; index < 80; index++)
+      planner.answered(index * 10, 8, index < 64 && index % 8 === 0 ? 20 : 4);
+    // Six 20 ms round trips are in the last 64: the 4th longest is 20 ms.
+    expect(planner.serviceTailMs).toBe(20);
+    expect(planner.serviceHighMs).toBe(20);
+    // Sixteen steady batches after the last slow one, the mean and its deviation alone say far less.
+    expect(planner.serviceMs + 4 * planner.serviceDevMs).toBeLessThan(6);
+    // Another 64 steady round trips push the slow ones out: back to the mean plus its deviations.
+    for (let index = 80; index < 144; index++) planner.answered(index * 10, 8, 4);
+    expect(planner.serviceTailMs).toBe(4);
+    expect(planner.serviceHighMs).toBeCloseTo(planner.serviceMs + 4 * planner.serviceDevMs, 9);
+  });
+
+  it('takes the k-th longest of fewer round trips as its tail while it has fewer than 64', () => {
+    const planner = new FillPlanner(64, 10, undefined, 'fill');
+    expect(planner.serviceTailMs).toBe(0);
+    for (const [at, ms] of [3, 9, 5].entries()) planner.answered(at * 10, 8, ms);
+    // Three round trips: 5 % of them rounds up to one, the longest.
+    expect(planner.serviceTailMs).toBe(9);
+    // 21 round trips: 5 % is 1.05, so the 2nd longest.
+    for (let index = 3; index < 21; index++) planner.answered(index * 10, 8, index === 10 ? 7 : 4);
+    expect(planner.serviceTailMs).toBe(7);
+  });
+
   it('holds a partial batch for the rows an answered batch brings back, up to one service time', () => {
     const planner = warmed(8);
     planner.sent(8);

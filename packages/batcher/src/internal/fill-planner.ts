@@ -29,6 +29,10 @@ const SERVICE_WEIGHT = 0.2;
 const DEVIATION_WEIGHT = 0.25;
 /** Mean deviations added to the mean for a round trip that is rarely exceeded (TCP's RTO uses 4). */
 const DEVIATIONS = 4;
+/** Round trips kept for their tail: the last 64 batches (a fraction of a second under load). */
+const TAIL_SAMPLES = 64;
+/** The tail's share from the top: the 95th percentile (the 4th longest of 64). */
+const TAIL_SHARE = 0.05;
 const RETURN_WEIGHT = 0.2;
 /** Fraction of an expected row from which it counts as a whole one. */
 const ROUND_UP_FROM = 0.2;
@@ -65,6 +69,13 @@ export class FillPlanner {
   #serviceMs = 0;
   #serviceDevMs = 0;
   #services = 0;
+  /**
+   * The last `TAIL_SAMPLES` round trips (a ring) and their 95th percentile, computed when admission
+   * asks for it after a new answer (never on a lane without `maxQueueWaitMs`, at most once per batch).
+   */
+  readonly #recent = new Float64Array(TAIL_SAMPLES);
+  #tailMs = 0;
+  #tailStale = false;
   /** Share of an answered batch's rows that come back within one service time. */
   #returnShare = 0;
   #returnSamples = 0;
@@ -96,13 +107,27 @@ export class FillPlanner {
     return this.#services >= 3 ? this.#serviceDevMs : 0;
   }
 
+  /** The 95th percentile of the last 64 round trips (of all so far while fewer); 0 until `serviceMs` is known. */
+  get serviceTailMs(): number {
+    if (this.#services < 3) return 0;
+    if (this.#tailStale) {
+      this.#tailMs = this.#tail();
+      this.#tailStale = false;
+    }
+    return this.#tailMs;
+  }
+
   /**
-   * A round trip that batches rarely exceed: the mean plus four mean deviations (as TCP estimates
-   * its retransmission timeout), so that admission by expected wait allows for the variance this
-   * machine and server actually show. 0 until `serviceMs` is known.
+   * A round trip that batches rarely exceed, for admission by expected wait: the larger of the mean
+   * plus four mean deviations (as TCP estimates its retransmission timeout) and the 95th percentile
+   * of the last 64 round trips. The deviation follows steady variance; the percentile keeps the
+   * tail a jittery machine shows (a descheduled process, a GC pause: one round trip in twenty
+   * several times the median), which an average of deviations forgets within a few batches. 0
+   * until `serviceMs` is known.
    */
   get serviceHighMs(): number {
-    return this.#services >= 3 ? this.#serviceMs + DEVIATIONS * this.#serviceDevMs : 0;
+    if (this.#services < 3) return 0;
+    return Math.max(this.#serviceMs + DEVIATIONS * this.#serviceDevMs, this.serviceTailMs);
   }
 
   /** The learned share of answered rows that come back at once (0..1). */
@@ -139,10 +164,31 @@ export class FillPlanner {
       this.#serviceDevMs = this.#serviceDevMs * (1 - DEVIATION_WEIGHT) + deviation * DEVIATION_WEIGHT;
       this.#serviceMs = this.#serviceMs * (1 - SERVICE_WEIGHT) + serviceMs * SERVICE_WEIGHT;
     }
+    this.#recent[this.#services % TAIL_SAMPLES] = serviceMs;
     this.#services += 1;
+    this.#tailStale = true;
     this.#expire(now);
     if (this.#windows.length >= MAX_WINDOWS) this.#close(this.#windows.shift());
     this.#windows.push({ rows, arrived: 0, until: now + Math.min(this.#serviceMs, this.maxQueueDelayMs) });
+  }
+
+  /** The 95th percentile of the kept round trips: the k-th longest, k = 5 % of them rounded up (4 of 64). */
+  #tail(): number {
+    const count = Math.min(this.#services, TAIL_SAMPLES);
+    const rank = Math.max(1, Math.ceil(count * TAIL_SHARE));
+    // The `rank` longest, kept sorted descending (rank is at most 4: a few comparisons per sample).
+    const top: number[] = [];
+    for (let index = 0; index < count; index++) {
+      const value = this.#recent[index] as number;
+      if (top.length === rank && value <= (top[rank - 1] as number)) continue;
+      let at = top.length < rank ? top.length : rank - 1;
+      while (at > 0 && (top[at - 1] as number) < value) {
+        if (at < rank) top[at] = top[at - 1] as number;
+        at -= 1;
+      }
+      top[at] = value;
+    }
+    return top[rank - 1] as number;
   }
 
   /** Closes the windows whose time is up, learning from each what share of its rows came back. */

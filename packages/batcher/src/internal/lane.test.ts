@@ -49,4 +49,26 @@ describe('lane buckets', () => {
     expect(subject.bucket(request(16), 0, undefined, weight)).toBe(live);
     expect(subject.buckets.size).toBe(1);
   });
+
+  it("admission's expected wait counts the round trips' tail: slow batches now and then refuse waiting calls, not calls sent at once", () => {
+    const steady = lane();
+    const jittery = lane();
+    // Both measured 64 batches of mostly 4 ms; one in sixteen of the jittery lane's took 20 ms, the
+    // last of them fifteen batches ago (the mean and its deviation have nearly forgotten it).
+    for (let index = 0; index < 64; index++) {
+      steady.planner.answered(index * 10, 8, 4);
+      jittery.planner.answered(index * 10, 8, index % 16 === 0 ? 20 : 4);
+    }
+    expect(jittery.planner.serviceMs + 4 * jittery.planner.serviceDevMs).toBeLessThan(6);
+    // A free slot: sent at once, admitted whatever the tail.
+    expect(steady.expectedWaitMs()).toBe(0);
+    expect(jittery.expectedWaitMs()).toBe(0);
+    // Both slots busy: the steady lane expects half a round trip; the jittery one half its tail
+    // (20 ms ÷ 2 slots) plus the tail's excess over the mean for the call's own batch.
+    steady.inFlight = 2;
+    jittery.inFlight = 2;
+    expect(steady.expectedWaitMs()).toBe(2);
+    expect(jittery.expectedWaitMs()).toBeCloseTo(10 + 20 - jittery.planner.serviceMs, 9);
+    expect(jittery.expectedWaitMs()).toBeGreaterThan(10);
+  });
 });
