@@ -68,7 +68,21 @@ async function sideBySide(url: string, reps: number, sliceMs: number, serverCpuM
         latencies[arm].push(...result.latencies);
       }
     }
-    return { perSec, cpu, serverCpu, latencies, ratio: median(perSec.router) / median(perSec.direct) };
+    // The two slices of a round run back to back: router ÷ direct per round, then the median over
+    // the rounds (what the machine does between rounds falls out of each round's ratio, and a slice
+    // that a burst of other work or a pause hit moves the median by one place, not by its size).
+    const perRound = perSec.router.map((routed, round) => routed / (perSec.direct[round] as number));
+    const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+    return {
+      perSec,
+      cpu,
+      serverCpu,
+      latencies,
+      perRound,
+      ratio: median(perRound),
+      ratioOfMedians: median(perSec.router) / median(perSec.direct),
+      ratioOfMeans: mean(perSec.router) / mean(perSec.direct),
+    };
   } finally {
     await router.close();
     await client.close();
@@ -82,13 +96,14 @@ async function sideBySide(url: string, reps: number, sliceMs: number, serverCpuM
  * The same comparison against a server in this process (`startTestServer()`, how this case was
  * measured until 2026-12-01) is kept in the router case's `extra.inProcess`, for information.
  */
-async function overhead(reps: number, sliceMs: number, cases: BenchCase[]): Promise<number> {
+export async function overhead(reps: number, sliceMs: number, cases: BenchCase[]): Promise<number> {
   const server = await startReferenceServer();
   let measured: Awaited<ReturnType<typeof sideBySide>>;
   try {
-    // Twice the rounds of half the slices (the same time): a shared machine's load drifts within
-    // seconds, and closer interleaving leaves less of that drift between the two arms.
-    measured = await sideBySide(server.url, reps * 2, sliceMs / 2, () => childCpuMs(server.child));
+    // Four times the rounds of a quarter of the slices (the same time): a slice's items/s scatters
+    // by 10–30 % on a shared machine whatever its length (0.25 s or 0.5 s alike), and from one round
+    // to the next without memory, so more rounds, not longer ones, steady the median.
+    measured = await sideBySide(server.url, reps * 4, sliceMs / 4, () => childCpuMs(server.child));
   } finally {
     server.child.kill('SIGTERM');
   }
@@ -111,6 +126,13 @@ async function overhead(reps: number, sliceMs: number, cases: BenchCase[]): Prom
       extra: {
         server: 'own process (infergate serve-test)',
         perSliceItemsPerSec: measured.perSec[arm],
+        ...(arm === 'router'
+          ? {
+              perRoundRatios: measured.perRound,
+              ratioOfMedians: measured.ratioOfMedians,
+              ratioOfMeans: measured.ratioOfMeans,
+            }
+          : {}),
         clientCpuUsPerCall: median(measured.cpu[arm]),
         serverCpuUsPerCall: median(measured.serverCpu[arm]),
         loadAverage: loadavg(),
@@ -125,7 +147,7 @@ async function overhead(reps: number, sliceMs: number, cases: BenchCase[]): Prom
     });
   }
   console.log(
-    `  router_vs_direct_c64 ${measured.ratio.toFixed(3)} (server in its own process; client CPU per call direct ${median(measured.cpu.direct).toFixed(1)} µs, router ${median(measured.cpu.router).toFixed(1)} µs), in this process ${inProcess.ratio.toFixed(3)}, load ${loadavg()[0]?.toFixed(1)}`,
+    `  router_vs_direct_c64 ${measured.ratio.toFixed(3)} (median of ${measured.perRound.length} rounds' ratios; ratio of medians ${measured.ratioOfMedians.toFixed(3)}, of means ${measured.ratioOfMeans.toFixed(3)}; server in its own process; client CPU per call direct ${median(measured.cpu.direct).toFixed(1)} µs, router ${median(measured.cpu.router).toFixed(1)} µs), in this process ${inProcess.ratio.toFixed(3)}, load ${loadavg()[0]?.toFixed(1)}`,
   );
   return measured.ratio;
 }
