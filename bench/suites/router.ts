@@ -38,6 +38,8 @@ async function slice(transport: InferTransport, ms: number) {
 
 type Arm = 'direct' | 'router';
 
+const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+
 /**
  * `reps` rounds of one `sliceMs` slice per arm — the gRPC transport called directly, and the same
  * transport through `createRouter` with one target — after a warm-up of both, the arms' order
@@ -68,7 +70,22 @@ async function sideBySide(url: string, reps: number, sliceMs: number, serverCpuM
         latencies[arm].push(...result.latencies);
       }
     }
-    return { perSec, cpu, serverCpu, latencies, ratio: median(perSec.router) / median(perSec.direct) };
+    // Each arm's mean items/s over its slices (equal lengths: its calls over its time), router ÷
+    // direct. A slice scatters by 10–30 % on a shared machine, from one round to the next without
+    // memory: of the estimators tried on the same slices the mean scattered least (bootstrap spread
+    // 0.06 at load 6–9, against 0.08 for the median of the rounds' ratios and 0.10 for the ratio of
+    // the medians, used until 2026-12-02); those two are kept for comparison.
+    const perRound = perSec.router.map((routed, round) => routed / (perSec.direct[round] as number));
+    return {
+      perSec,
+      cpu,
+      serverCpu,
+      latencies,
+      perRound,
+      ratio: mean(perSec.router) / mean(perSec.direct),
+      ratioOfMedians: median(perSec.router) / median(perSec.direct),
+      medianOfRounds: median(perRound),
+    };
   } finally {
     await router.close();
     await client.close();
@@ -82,13 +99,13 @@ async function sideBySide(url: string, reps: number, sliceMs: number, serverCpuM
  * The same comparison against a server in this process (`startTestServer()`, how this case was
  * measured until 2026-12-01) is kept in the router case's `extra.inProcess`, for information.
  */
-async function overhead(reps: number, sliceMs: number, cases: BenchCase[]): Promise<number> {
+export async function overhead(reps: number, sliceMs: number, cases: BenchCase[]): Promise<number> {
   const server = await startReferenceServer();
   let measured: Awaited<ReturnType<typeof sideBySide>>;
   try {
-    // Twice the rounds of half the slices (the same time): a shared machine's load drifts within
-    // seconds, and closer interleaving leaves less of that drift between the two arms.
-    measured = await sideBySide(server.url, reps * 2, sliceMs / 2, () => childCpuMs(server.child));
+    // Four times the rounds of a quarter of the slices (the same time): a slice's items/s scatters
+    // as much at 0.25 s as at 0.5 s, so more slices, not longer ones, steady the arms' means.
+    measured = await sideBySide(server.url, reps * 4, sliceMs / 4, () => childCpuMs(server.child));
   } finally {
     server.child.kill('SIGTERM');
   }
@@ -105,12 +122,20 @@ async function overhead(reps: number, sliceMs: number, cases: BenchCase[]): Prom
       name: `${arm} c64 identity`,
       arm,
       load: 'c64',
-      itemsPerSec: median(measured.perSec[arm]),
+      itemsPerSec: mean(measured.perSec[arm]),
       p50Ms: percentile(sorted, 50),
       p99Ms: percentile(sorted, 99),
       extra: {
         server: 'own process (infergate serve-test)',
         perSliceItemsPerSec: measured.perSec[arm],
+        medianItemsPerSec: median(measured.perSec[arm]),
+        ...(arm === 'router'
+          ? {
+              perRoundRatios: measured.perRound,
+              ratioOfMedians: measured.ratioOfMedians,
+              medianOfRoundRatios: measured.medianOfRounds,
+            }
+          : {}),
         clientCpuUsPerCall: median(measured.cpu[arm]),
         serverCpuUsPerCall: median(measured.serverCpu[arm]),
         loadAverage: loadavg(),
@@ -125,7 +150,7 @@ async function overhead(reps: number, sliceMs: number, cases: BenchCase[]): Prom
     });
   }
   console.log(
-    `  router_vs_direct_c64 ${measured.ratio.toFixed(3)} (server in its own process; client CPU per call direct ${median(measured.cpu.direct).toFixed(1)} µs, router ${median(measured.cpu.router).toFixed(1)} µs), in this process ${inProcess.ratio.toFixed(3)}, load ${loadavg()[0]?.toFixed(1)}`,
+    `  router_vs_direct_c64 ${measured.ratio.toFixed(3)} (ratio of the arms' mean items/s over ${measured.perRound.length} slices each; of their medians ${measured.ratioOfMedians.toFixed(3)}, median of the rounds' ratios ${measured.medianOfRounds.toFixed(3)}; server in its own process; client CPU per call direct ${median(measured.cpu.direct).toFixed(1)} µs, router ${median(measured.cpu.router).toFixed(1)} µs), in this process ${inProcess.ratio.toFixed(3)}, load ${loadavg()[0]?.toFixed(1)}`,
   );
   return measured.ratio;
 }

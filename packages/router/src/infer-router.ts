@@ -17,7 +17,7 @@ import type { RouteCallOptions } from './route-call-options.js';
 import type { RouteTarget } from './route-engine.js';
 import { routedStream } from './routed-stream.js';
 import { RouterBase } from './router-base.js';
-import { SequencePins, sequenceOf } from './sequence-pins.js';
+import { type SequenceFlags, SequencePins, sequenceOf } from './sequence-pins.js';
 import { TargetCooling } from './target-cooling.js';
 import { TargetEjection } from './target-ejection.js';
 
@@ -27,6 +27,7 @@ interface TritonTarget extends RouteTarget {
 }
 
 const costOf = (target: TritonTarget) => target.cost;
+const answerOf = <R>(attempted: { value: R }): R => attempted.value;
 
 /**
  * A router over Triton endpoints that is itself an InferTransport: use it as a TritonClient's
@@ -65,14 +66,28 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
     this.#affinityKey = options.affinity.key;
   }
 
-  async infer(request: InferRequest, options: RouteCallOptions = {}): Promise<InferResponse> {
-    const sequence = sequenceOf(request);
-    const run = (target: TritonTarget, attemptOptions: CallOptions) =>
-      target.transport.infer(request, attemptOptions);
-    if (sequence === undefined) {
+  infer(request: InferRequest, options: RouteCallOptions = {}): Promise<InferResponse> {
+    // Not an async function: a call outside a sequence (most calls) is the runner's promise and one
+    // `then`, with no async frame of its own; what throws here is still a rejection.
+    try {
+      const sequence = sequenceOf(request);
+      const run = (target: TritonTarget, attemptOptions: CallOptions) =>
+        target.transport.infer(request, attemptOptions);
+      if (sequence !== undefined) return this.#inSequence(request, options, sequence, run);
       const affinityKey = affinityKeyOf(request, options, this.#affinityKey);
-      return (await this.runner.run(options, run, { model: request.model, costOf, affinityKey })).value;
+      return this.runner.run(options, run, { model: request.model, costOf, affinityKey }).then(answerOf);
+    } catch (error) {
+      return Promise.reject(error);
     }
+  }
+
+  /** A request of a stateful sequence: START picks a target, the rest stay on it. */
+  async #inSequence(
+    request: InferRequest,
+    options: RouteCallOptions,
+    sequence: SequenceFlags,
+    run: (target: TritonTarget, attemptOptions: CallOptions) => Promise<InferResponse>,
+  ): Promise<InferResponse> {
     const pinnedName = sequence.start ? undefined : this.#pins.get(sequence.key);
     if (pinnedName === undefined) {
       // START (or a sequence this router has not seen): the sequence's affinity home (rendezvous

@@ -37,7 +37,10 @@ export class LoadStats {
     if (this.#total !== undefined) this.#total.inFlight -= 1;
   }
 
-  /** Records one answer's latency (a unary call's answer, a stream's first chunk). */
+  /**
+   * Records one answer's latency (a unary call's answer, a stream's first chunk). `now` is any
+   * monotonic clock in ms (the router passes `performance.now()`): only its differences count.
+   */
   record(latencyMs: number, now: number): void {
     if (!(latencyMs >= 0)) return;
     if (this.samples === 0) {

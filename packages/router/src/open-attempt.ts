@@ -91,7 +91,10 @@ class OpenAttempt<T> implements AttemptHandle<T> {
       clearTimeout(this.#timer);
       this.#timer = undefined;
     }
-    if (answered && !this.#recorded) this.load.record(performance.now() - this.started, Date.now());
+    if (answered && !this.#recorded) {
+      const now = performance.now();
+      this.load.record(now - this.started, now);
+    }
     this.#recorded = true;
   }
 }

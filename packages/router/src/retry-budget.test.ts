@@ -36,3 +36,22 @@ describe('retryPassDelay', () => {
     expect(retryPassDelay(0, 100, 1000, 1001, () => 0.5)).toBeUndefined();
   });
 });
+
+describe('RetryBudget requests in the newest bucket', () => {
+  it('counts them, and lets them leave the window like any other', () => {
+    const budget = new RetryBudget({ ratio: 1, minPerSecond: 0, windowMs: 1000 });
+    budget.recordRequest(0);
+    budget.recordRequest(50); // the same bucket as the first
+    budget.recordRequest(99);
+    expect([budget.tryRetry(99), budget.tryRetry(99), budget.tryRetry(99), budget.tryRetry(99)]).toEqual([
+      true,
+      true,
+      true,
+      false,
+    ]);
+    // A new bucket: the first one's three requests (and its retries) have left the window, so the
+    // one request at 1050 allows exactly one retry.
+    budget.recordRequest(1050);
+    expect([budget.tryRetry(1099), budget.tryRetry(1099)]).toEqual([true, false]);
+  });
+});

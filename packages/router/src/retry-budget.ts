@@ -43,7 +43,11 @@ export class RetryBudget {
 
   /** Counts one request (call it once per call, not per attempt). */
   recordRequest(now = Date.now()): void {
-    this.#current(now).requests += 1;
+    // Most calls land in the newest bucket: counted there without the window's bookkeeping (old
+    // buckets are dropped when a new one starts, or when a retry reads the window).
+    const last = this.#buckets[this.#buckets.length - 1];
+    if (last !== undefined && now >= last.start && now < last.start + this.#bucketMs) last.requests += 1;
+    else this.#current(now).requests += 1;
   }
 
   /** Takes one retry from the budget; false when the budget is spent. */
