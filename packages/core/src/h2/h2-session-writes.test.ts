@@ -193,4 +193,35 @@ describe('H2Session loss', () => {
     expect(closes).toEqual([1]);
     expect(session.closed).toBe(true);
   });
+
+  it('reports the loss before it tears the socket down', async () => {
+    const socket = new RecordingSocket();
+    const order: string[] = [];
+    const destroy = socket.destroy.bind(socket);
+    socket.destroy = (error?: Error) => {
+      order.push('socket destroyed');
+      return destroy(error);
+    };
+    const session = new H2Session(socket as unknown as Socket, {
+      authority: '127.0.0.1:1',
+      scheme: 'http',
+      events: {
+        onReady() {},
+        onDraining() {},
+        onClose: () => order.push('loss reported'),
+      },
+    });
+    socket.emit('data', frame(FRAME_SETTINGS, 0, 0, Buffer.alloc(0)));
+    await microtasks();
+    session.request(
+      { onHeaders() {}, onData() {}, onClose: () => order.push('call failed') },
+      '/svc/Method',
+      undefined,
+      undefined,
+      body,
+    );
+    socket.push(null);
+    for (let i = 0; i < 10 && order.length < 3; i++) await microtasks();
+    expect(order).toEqual(['call failed', 'loss reported', 'socket destroyed']);
+  });
 });

@@ -371,9 +371,12 @@ export class H2Session {
         ? 'the server closed the connection'
         : 'Failed to connect (the connection closed before the server spoke HTTP/2)');
     this.#sender.clear();
-    if (kind !== CLOSE_PROTOCOL) this.#socket.destroy();
     const streams = this.#table.count;
     this.#table.closeAll(kind, code, message);
     this.#events.onClose(error, streams);
+    // Last: the calls' failures and the connection's loss are reported first (a failover moves
+    // them on from there), and tearing the socket down (0.1–0.3 ms in the failover benchmark) does
+    // not delay them. Nothing more is read or written here meanwhile: the reader is stopped.
+    if (kind !== CLOSE_PROTOCOL) this.#socket.destroy();
   }
 }
