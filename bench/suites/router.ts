@@ -225,6 +225,7 @@ async function openLoop(
       loop: Number.POSITIVE_INFINITY,
       exit: Number.POSITIVE_INFINITY,
       socketEndA: Number.POSITIVE_INFINITY,
+      socketEndHandledA: Number.POSITIVE_INFINITY,
       connectionLost: Number.POSITIVE_INFINITY,
       rpcFailedOnA: Number.POSITIVE_INFINITY,
       memberFailedOnA: Number.POSITIVE_INFINITY,
@@ -264,6 +265,8 @@ async function openLoop(
         if (socket.remotePort === aPort) {
           // a's FIN read here, ahead of every other listener (the client's own among them).
           socket.prependListener('end', () => first('socketEndA'));
+          // After every other 'end' listener: the client's own handling of the FIN is over.
+          socket.on('end', () => first('socketEndHandledA'));
           return;
         }
         if (socket.remotePort !== bPort) return;
@@ -399,7 +402,7 @@ async function openLoop(
       failoverP99s.push(during);
       lost.push(outcomes.filter((outcome) => outcome.result !== 'ok').length);
       console.log(
-        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, a's socket end-of-stream +${step.socketEndA}, connection lost +${step.connectionLost}, a's first RPC failed +${step.rpcFailedOnA}, its first call failed back +${step.memberFailedOnA}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, written +${step.batchWritten}, flushed +${step.batchFlushed} (after ${flushCpu.toFixed(1)} ms of CPU here), b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer read +${step.answerRead} (last read +${step.answerLastRead}), out of b's channel +${step.answerFromChannel}, out of b's batcher +${step.answerFromBatcher}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send; its first batch ${onB?.rows} rows; a's RSS at the kill ${rssAMiB.at(-1)} MiB), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
+        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, a's socket end-of-stream +${step.socketEndA} (handled +${step.socketEndHandledA}), connection lost +${step.connectionLost}, a's first RPC failed +${step.rpcFailedOnA}, its first call failed back +${step.memberFailedOnA}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, written +${step.batchWritten}, flushed +${step.batchFlushed} (after ${flushCpu.toFixed(1)} ms of CPU here), b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer read +${step.answerRead} (last read +${step.answerLastRead}), out of b's channel +${step.answerFromChannel}, out of b's batcher +${step.answerFromBatcher}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send; its first batch ${onB?.rows} rows; a's RSS at the kill ${rssAMiB.at(-1)} MiB), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
       );
     } finally {
       unsubscribe('net.client.socket', onSocket);
@@ -440,6 +443,8 @@ interface GapSteps {
   exit: number;
   /** a's socket reads end-of-stream here (the kernel closed the dead process's socket). */
   socketEndA: number;
+  /** The last of the 'end' listeners on a's socket has run (the client's handling of the FIN, synchronous part). */
+  socketEndHandledA: number;
   /** a's channel leaves `ready`. */
   connectionLost: number;
   /** The first RPC on a's channel fails (its stream closed with the connection). */
