@@ -9,7 +9,10 @@
 // The reference servers run as a user's would: plain Node on the built packages when this run is on
 // them (`pnpm bench`), else from the sources under tsx; `--servers source|built` picks one.
 //   pnpm bench router [--reps 8] [--sliceMs 1000] [--failovers 3] [--rate 400] [--only open|burst]
-//                     [--servers source|built]
+//                     [--servers source|built] [--warmB N]
+// `--warmB N` (a diagnostic, with `--only open`; never the named figure): b's server answers N
+// identity calls from a client of their own before the open loop, so its request path is compiled
+// rather than run once: how much of the gap is the reference server's code being cold.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
@@ -347,6 +350,17 @@ async function openLoop(
     });
     try {
       await rig.warm();
+      const warmB = Number(flag('warmB') ?? 0);
+      if (warmB > 0) {
+        const warmer = createTritonClient({ url: b.url, enableGpuIpc: false });
+        let left = warmB;
+        const worker = async () => {
+          while (left-- > 0) await warmer.grpc.infer(request, {});
+        };
+        await Promise.all(Array.from({ length: 8 }, worker));
+        await warmer.close();
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
       const calls: Promise<CallOutcome>[] = [];
       const started = performance.now();
       const total = Math.round(rate * 2.5);
