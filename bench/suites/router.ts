@@ -12,7 +12,8 @@
 //                     [--servers source|built] [--warmB N]
 // `--warmB N` (a diagnostic, with `--only open`; never the named figure): b's server answers N
 // identity calls from a client of their own before the open loop, so its request path is compiled
-// rather than run once: how much of the gap is the reference server's code being cold.
+// rather than run once: how much of the gap is the reference server's code being cold. (b's
+// `headers in` instant is then off: the fixture pairs arrivals with executions of any model.)
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
