@@ -11,9 +11,12 @@
 // before the kill, the answer time of an idle server's first call (after 1 s of quiet, as the
 // survivor b's first call in the failover) and of calls right after it, split with the server's
 // own instants (the `ran … @ arrived entered slot done` line): client send → headers read → execute
-// entered → slot → done → answer back here.
+// entered → slot → done → answer back here. `warm` is `built` whose request path has also served
+// `--warmCalls` identity calls (8 at a time) before its second of quiet: against `built` (one call
+// before it, as the benchmark's b), whether b's first call after the kill pays for code that is
+// cold (run once: interpreted) rather than for a process that was asleep.
 //   node scripts/bootstrap.mjs --dist bench/failover-kill.ts [--kills 10] [--rows 8]
-//       [--arms bare,ballast,built,source,cli] [--ballastMiB 64]
+//       [--arms bare,ballast,built,warm,source,cli] [--ballastMiB 64] [--warmCalls 2000]
 // Needs built packages for the `built` arm (node scripts/build.mjs).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -26,13 +29,15 @@ import { type ServerProcess, startServerProcess } from '../test/chaos/server-pro
 import { flag, median } from './lib.js';
 
 const kills = Number(flag('kills') ?? 10);
-type Arm = 'bare' | 'ballast' | 'built' | 'source' | 'cli';
+type Arm = 'bare' | 'ballast' | 'built' | 'warm' | 'source' | 'cli';
 const arms = (flag('arms') ?? 'bare,ballast,built,source').split(',') as Arm[];
 for (const arm of arms) {
-  if (!['bare', 'ballast', 'built', 'source', 'cli'].includes(arm)) throw new Error(`unknown arm '${arm}'`);
+  if (!['bare', 'ballast', 'built', 'warm', 'source', 'cli'].includes(arm))
+    throw new Error(`unknown arm '${arm}'`);
 }
 const ballastMiB = Number(flag('ballastMiB') ?? 64);
 const rows = Number(flag('rows') ?? 8);
+const warmCalls = Number(flag('warmCalls') ?? 2000);
 const clock = () => Number(process.hrtime.bigint()) / 1e6; // the server's clock too
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -88,6 +93,8 @@ async function startCli(): Promise<{ port: number; child: ReturnType<typeof spaw
 
 interface Call {
   total: number;
+  /** Client send → the server's execute entered (headers read and request decoded). */
+  toEnteredFromSend: number;
   toArrived: number;
   toEntered: number;
   toSlot: number;
@@ -113,6 +120,7 @@ async function timedCall(
   if (run === undefined || server.executions.length === seen) throw new Error('no ran line');
   return {
     total: back - sent,
+    toEnteredFromSend: run.entered - sent,
     toArrived: run.arrived - sent,
     toEntered: run.entered - run.arrived,
     toSlot: run.slot - run.entered,
@@ -182,17 +190,29 @@ async function trial(runtime: Arm): Promise<Trial> {
     const at = await killAndTime(port, child, undefined);
     return { runtime, ...resident, ...at, firstAfterIdle: undefined, next: [], rpc: [] };
   }
-  const server = await startServerProcess({ runtime });
+  const server = await startServerProcess({ runtime: runtime === 'warm' ? 'built' : runtime });
   const client = createTritonClient({ url: server.url, enableGpuIpc: false });
+  const identity = buildInferRequest('identity', [
+    { name: 'INPUT0', datatype: 'FP32', shape: [16], data: new Float32Array(16) },
+  ]);
   try {
     await timedCall(server, client, -1); // connects the channel, warms both sides once
+    if (runtime === 'warm') {
+      // From a client of its own: only the server's side gets warm (this process's client stays as
+      // in the other arms). The server's arrival instants are then off for identity's calls, so
+      // this arm reads send → entered as one step.
+      const warmer = createTritonClient({ url: server.url, enableGpuIpc: false });
+      let left = warmCalls;
+      const worker = async () => {
+        while (left-- > 0) await warmer.grpc.infer(identity, {});
+      };
+      await Promise.all(Array.from({ length: 8 }, worker));
+      await warmer.close();
+    }
     await sleep(1_000); // b is idle for a second before the failover
     const firstAfterIdle = await timedCall(server, client, 0);
     const next: Call[] = [];
     for (let i = 1; i <= 20; i++) next.push(await timedCall(server, client, i));
-    const identity = buildInferRequest('identity', [
-      { name: 'INPUT0', datatype: 'FP32', shape: [16], data: new Float32Array(16) },
-    ]);
     const rpc: number[] = [];
     for (let i = 0; i < 20; i++) {
       const sent = clock();
@@ -245,7 +265,7 @@ for (const runtime of arms) {
     ['next 20 calls', next],
   ] as const) {
     console.log(
-      `    ${name} (${rows} rows, model ${(40 + 0.1 * rows).toFixed(1)} ms): total ${of(list, 'total')}; send → headers in ${of(list, 'toArrived')}; → entered ${of(list, 'toEntered')}; entered → slot ${of(list, 'toSlot')}; slot ${of(list, 'slot')}; done → back here ${of(list, 'back')}`,
+      `    ${name} (${rows} rows, model ${(40 + 0.1 * rows).toFixed(1)} ms): total ${of(list, 'total')}; send → entered ${of(list, 'toEnteredFromSend')}; send → headers in ${of(list, 'toArrived')}; → entered ${of(list, 'toEntered')}; entered → slot ${of(list, 'toSlot')}; slot ${of(list, 'slot')}; done → back here ${of(list, 'back')}`,
     );
   }
 }

@@ -5,8 +5,10 @@
 // connection lost) and a refuses anything sent later. As the http2 engine does, a's transport then
 // reports the loss on its connectivity (`callsLost`), which a batcher that watches it acts on. Per trial: lost → first call handed to b's
 // transport, then the rest of that turn up to the next immediate phase, in wall time and in CPU
-// time, and how many calls b's batcher holds by then. Medians of `--trials` after 20 warm-up trials.
-//   node scripts/bootstrap.mjs --dist bench/failover-wave.ts [--calls 32] [--trials 200]
+// time, and how many calls b's batcher holds by then. Medians of `--trials` after `--warmups`
+// warm-up trials; `--warmups 0 --trials 1` reads a process's first loss, whose failure path runs
+// for the first time (as in a failover: the process has only seen successes before).
+//   node scripts/bootstrap.mjs --dist bench/failover-wave.ts [--calls 32] [--trials 200] [--warmups 20]
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createMicroBatcher } from '@infergate/batcher';
@@ -24,6 +26,7 @@ import { flag, median } from './lib.js';
 
 const calls = Number(flag('calls') ?? 32);
 const trials = Number(flag('trials') ?? 200);
+const warmups = Number(flag('warmups') ?? 20);
 const batcherOptions = { models: { chaos_gpu: { maxBatchSize: 64 } }, serverBatching: 'ignore' } as const;
 
 interface Pending {
@@ -135,7 +138,7 @@ async function trial(): Promise<Trial> {
   return { toB, ...result, batchesToB };
 }
 
-for (let i = 0; i < 20; i++) await trial();
+for (let i = 0; i < warmups; i++) await trial();
 const results: Trial[] = [];
 for (let i = 0; i < trials; i++) results.push(await trial());
 const fmt = (key: keyof Trial) => {

@@ -9,8 +9,13 @@
 // The reference servers run as a user's would: plain Node on the built packages when this run is on
 // them (`pnpm bench`), else from the sources under tsx; `--servers source|built` picks one.
 //   pnpm bench router [--reps 8] [--sliceMs 1000] [--failovers 3] [--rate 400] [--only open|burst]
-//                     [--servers source|built]
+//                     [--servers source|built] [--warmB N]
+// `--warmB N` (a diagnostic, with `--only open`; never the named figure): b's server answers N
+// identity calls from a client of their own before the open loop, so its request path is compiled
+// rather than run once: how much of the gap is the reference server's code being cold. (b's
+// `headers in` instant is then off: the fixture pairs arrivals with executions of any model.)
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -163,6 +168,17 @@ function startServer(): Promise<ServerProcess> {
   return startServerProcess(runtime === undefined ? {} : { runtime });
 }
 
+/** A process's resident memory (VmRSS, MiB) from /proc; NaN where there is none to read. */
+function residentMiB(pid: number | undefined): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1]);
+    return Math.round((kib / 1024) * 10) / 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** Kills `server` (kill -9) and returns when the kill was sent (performance.now()). */
 function killNow(server: ServerProcess): number {
   const at = performance.now();
@@ -226,6 +242,10 @@ async function openLoop(
   let serverRuntime = '';
   /** Per run, this process's CPU time (ms) from b's first batch handed to its channel to its flush. */
   const flushCpuMs: number[] = [];
+  /** Per run, the rows of b's first execution after the kill (its model time is 0.1 ms per row). */
+  const firstBatchRows: number[] = [];
+  /** Per run, a's resident memory (MiB) just before the kill: the kernel frees it before closing a's sockets. */
+  const rssAMiB: number[] = [];
   for (let run = 0; run < runs; run++) {
     const servers = await Promise.all([startServer(), startServer()]);
     const [a, b] = servers as [ServerProcess, ServerProcess];
@@ -234,6 +254,7 @@ async function openLoop(
       loop: Number.POSITIVE_INFINITY,
       exit: Number.POSITIVE_INFINITY,
       socketEndA: Number.POSITIVE_INFINITY,
+      socketEndHandledA: Number.POSITIVE_INFINITY,
       connectionLost: Number.POSITIVE_INFINITY,
       rpcFailedOnA: Number.POSITIVE_INFINITY,
       memberFailedOnA: Number.POSITIVE_INFINITY,
@@ -273,6 +294,8 @@ async function openLoop(
         if (socket.remotePort === aPort) {
           // a's FIN read here, ahead of every other listener (the client's own among them).
           socket.prependListener('end', () => first('socketEndA'));
+          // After every other 'end' listener: the client's own handling of the FIN is over.
+          socket.on('end', () => first('socketEndHandledA'));
           return;
         }
         if (socket.remotePort !== bPort) return;
@@ -353,6 +376,17 @@ async function openLoop(
     });
     try {
       await rig.warm();
+      const warmB = Number(flag('warmB') ?? 0);
+      if (warmB > 0) {
+        const warmer = createTritonClient({ url: b.url, enableGpuIpc: false });
+        let left = warmB;
+        const worker = async () => {
+          while (left-- > 0) await warmer.grpc.infer(request, {});
+        };
+        await Promise.all(Array.from({ length: 8 }, worker));
+        await warmer.close();
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
       const calls: Promise<CallOutcome>[] = [];
       const started = performance.now();
       const total = Math.round(rate * 2.5);
@@ -368,6 +402,7 @@ async function openLoop(
         }
         if (!killed && performance.now() - started >= 1_000) {
           killed = true;
+          rssAMiB.push(residentMiB(a.child.pid));
           killAt = killNow(a);
           // How late this process's event loop runs a timer due now (its lag at the kill).
           setTimeout(() => first('loop'), 0);
@@ -385,6 +420,7 @@ async function openLoop(
       // b's own instants of its first execution after the kill (its `ran … @` line, on the machine's
       // monotonic clock): headers read, the request decoded, the slot taken, the slot's time over.
       const onB = b.executions.find((execution) => toPerformanceNow(execution.entered) >= killAt);
+      firstBatchRows.push(onB?.rows ?? Number.NaN);
       if (onB !== undefined) {
         at.bArrived = toPerformanceNow(onB.arrived);
         at.bEntered = toPerformanceNow(onB.entered);
@@ -406,7 +442,7 @@ async function openLoop(
       failoverP99s.push(during);
       lost.push(outcomes.filter((outcome) => outcome.result !== 'ok').length);
       console.log(
-        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, a's socket end-of-stream +${step.socketEndA}, connection lost +${step.connectionLost}, a's first RPC failed +${step.rpcFailedOnA}, its first call failed back +${step.memberFailedOnA}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, written +${step.batchWritten}, flushed +${step.batchFlushed} (after ${flushCpu.toFixed(1)} ms of CPU here), b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer read +${step.answerRead} (last read +${step.answerLastRead}), out of b's channel +${step.answerFromChannel}, out of b's batcher +${step.answerFromBatcher}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
+        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, a's socket end-of-stream +${step.socketEndA} (handled +${step.socketEndHandledA}), connection lost +${step.connectionLost}, a's first RPC failed +${step.rpcFailedOnA}, its first call failed back +${step.memberFailedOnA}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, written +${step.batchWritten}, flushed +${step.batchFlushed} (after ${flushCpu.toFixed(1)} ms of CPU here), b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer read +${step.answerRead} (last read +${step.answerLastRead}), out of b's channel +${step.answerFromChannel}, out of b's batcher +${step.answerFromBatcher}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send; its first batch ${onB?.rows} rows; a's RSS at the kill ${rssAMiB.at(-1)} MiB), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
       );
     } finally {
       unsubscribe('net.client.socket', onSocket);
@@ -416,7 +452,7 @@ async function openLoop(
   }
   const medianOf = (key: keyof GapSteps) => median(steps.map((step) => step[key]));
   console.log(
-    `  medians (ms from the kill; servers run ${serverRuntime === 'built' ? 'by plain Node from the built packages' : 'from the sources under tsx'}): ${(Object.keys(steps[0] ?? {}) as (keyof GapSteps)[]).map((key) => `${key} ${medianOf(key)}`).join(', ')}; CPU before b's first batch left ${median(flushCpuMs)}`,
+    `  medians (ms from the kill; servers run ${serverRuntime === 'built' ? 'by plain Node from the built packages' : 'from the sources under tsx'}): ${(Object.keys(steps[0] ?? {}) as (keyof GapSteps)[]).map((key) => `${key} ${medianOf(key)}`).join(', ')}; CPU before b's first batch left ${median(flushCpuMs)}; rows of b's first batch ${firstBatchRows.join(' / ')}; a's RSS at the kill ${rssAMiB.join(' / ')} MiB`,
   );
   cases.push({
     name: `failover open loop ${rate}/s kill -9 a, batchers under the router`,
@@ -432,6 +468,8 @@ async function openLoop(
       loadAverage: loadavg(),
       serverRuntime: serverRuntime,
       flushCpuMs,
+      firstBatchRows,
+      rssAMiB,
     },
   });
   return { gapMs: median(gaps), p99OverSteady: median(ratios), lost: Math.max(...lost) };
@@ -445,6 +483,8 @@ interface GapSteps {
   exit: number;
   /** a's socket reads end-of-stream here (the kernel closed the dead process's socket). */
   socketEndA: number;
+  /** The last of the 'end' listeners on a's socket has run (the client's handling of the FIN, synchronous part). */
+  socketEndHandledA: number;
   /** a's channel leaves `ready`. */
   connectionLost: number;
   /** The first RPC on a's channel fails (its stream closed with the connection). */

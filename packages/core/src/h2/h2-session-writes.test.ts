@@ -92,6 +92,77 @@ describe('H2Session writes', () => {
 });
 
 describe('H2Session loss', () => {
+  it("reports a connection lost with its streams at the server's end of stream, before the socket closes", async () => {
+    const socket = new RecordingSocket(); // a Duplex: its 'end' leaves its writable side open, no 'close'
+    const closes: number[] = [];
+    const session = new H2Session(socket as unknown as Socket, {
+      authority: '127.0.0.1:1',
+      scheme: 'http',
+      events: {
+        onReady() {},
+        onDraining() {},
+        onClose(_error, streams) {
+          closes.push(streams);
+        },
+      },
+    });
+    socket.emit('data', frame(FRAME_SETTINGS, 0, 0, Buffer.alloc(0)));
+    await microtasks();
+    const ended: string[] = [];
+    session.request(
+      { onHeaders() {}, onData() {}, onClose: (_kind, _code, message) => ended.push(message) },
+      '/svc/Method',
+      undefined,
+      undefined,
+      body,
+    );
+    let closed = false;
+    socket.once('close', () => {
+      closed = true;
+    });
+    socket.push(null); // the server's FIN: nothing more can arrive
+    for (let i = 0; i < 10 && ended.length === 0; i++) await microtasks();
+    expect(ended).toEqual(['the server closed the connection']);
+    expect(closes).toEqual([1]); // one stream was open: the calls on it were lost
+    expect(session.closed).toBe(true);
+    // The session tore the socket down itself, rather than waiting for its close.
+    await microtasks();
+    expect(closed || socket.destroyed).toBe(true);
+  });
+
+  it("ends an idle connection at the server's end of stream: the next request is refused here, not sent", async () => {
+    const socket = new RecordingSocket();
+    const closes: number[] = [];
+    const session = new H2Session(socket as unknown as Socket, {
+      authority: '127.0.0.1:1',
+      scheme: 'http',
+      events: {
+        onReady() {},
+        onDraining() {},
+        onClose(_error, streams) {
+          closes.push(streams);
+        },
+      },
+    });
+    socket.emit('data', frame(FRAME_SETTINGS, 0, 0, Buffer.alloc(0)));
+    await microtasks();
+    socket.push(null);
+    for (let i = 0; i < 10 && closes.length === 0; i++) await microtasks();
+    expect(closes).toEqual([0]); // no stream was open: no call was lost
+    expect(session.acceptsStreams).toBe(false);
+    const written = socket.arrived.length;
+    const ended: string[] = [];
+    session.request(
+      { onHeaders() {}, onData() {}, onClose: (_kind, _code, message) => ended.push(message) },
+      '/svc/Method',
+      undefined,
+      undefined,
+      body,
+    );
+    expect(ended).toHaveLength(1); // told at once that the connection is over
+    expect(socket.arrived.length).toBe(written);
+  });
+
   it('reports a connection lost with its streams at a socket error (a reset), before the socket closes', async () => {
     const socket = new RecordingSocket();
     const closes: number[] = [];
@@ -121,5 +192,36 @@ describe('H2Session loss', () => {
     expect(ended).toEqual(['read ECONNRESET']);
     expect(closes).toEqual([1]);
     expect(session.closed).toBe(true);
+  });
+
+  it('reports the loss before it tears the socket down', async () => {
+    const socket = new RecordingSocket();
+    const order: string[] = [];
+    const destroy = socket.destroy.bind(socket);
+    socket.destroy = (error?: Error) => {
+      order.push('socket destroyed');
+      return destroy(error);
+    };
+    const session = new H2Session(socket as unknown as Socket, {
+      authority: '127.0.0.1:1',
+      scheme: 'http',
+      events: {
+        onReady() {},
+        onDraining() {},
+        onClose: () => order.push('loss reported'),
+      },
+    });
+    socket.emit('data', frame(FRAME_SETTINGS, 0, 0, Buffer.alloc(0)));
+    await microtasks();
+    session.request(
+      { onHeaders() {}, onData() {}, onClose: () => order.push('call failed') },
+      '/svc/Method',
+      undefined,
+      undefined,
+      body,
+    );
+    socket.push(null);
+    for (let i = 0; i < 10 && order.length < 3; i++) await microtasks();
+    expect(order).toEqual(['call failed', 'loss reported', 'socket destroyed']);
   });
 });
