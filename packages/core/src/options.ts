@@ -140,6 +140,8 @@ function buildClientOptionsSchema(z: ZodNamespace) {
       /**
        * Extra grpc-js channel options (advanced). Keys other than `grpc.initial_reconnect_backoff_ms`,
        * `grpc.max_reconnect_backoff_ms` and `grpc.keepalive_*` move inference to grpc-js (see `engine`).
+       * Each client's grpc-js channel has connections of its own (`grpc.use_local_subchannel_pool`
+       * is 1 unless set here), not ones shared with the process's other clients of the same address.
        */
       channelOptions: z.record(z.string(), z.union([z.string(), z.number()])).default({}),
     })

@@ -13,6 +13,11 @@ export function grpcChannelOptions(
     'grpc.keepalive_time_ms': options.keepalive.timeMs,
     'grpc.keepalive_timeout_ms': options.keepalive.timeoutMs,
     'grpc.keepalive_permit_without_calls': options.keepalive.permitWithoutCalls ? 1 : 0,
+    // Each client its own connections, as the http2 engine's are: with grpc-js's process-wide pool,
+    // clients of one address share a connection, so `close()` leaves it to the others, and a client
+    // made after the server restarted can be handed the old connection before grpc-js has read its
+    // close, and fail its first call there.
+    'grpc.use_local_subchannel_pool': 1,
     ...options.channelOptions,
   };
   if (typeof options.tls === 'object' && options.tls.serverName !== undefined) {
