@@ -225,14 +225,11 @@ describe('lifecycle', () => {
       expect(own.listening).toBe(false);
       await own.restart();
       expect(own.port).toBe(port);
-      // A client of its own connections: grpc-js shares one connection per address across the
-      // process's channels (its global subchannel pool), so a client made now could be handed
-      // ownClient's connection to the killed server in the turn before grpc-js has read its close,
-      // and its first call would fail there ("Connection dropped"), whatever the restarted server does.
-      const fresh = createTritonClient({
-        url: own.url,
-        channelOptions: { 'grpc.use_local_subchannel_pool': 1 },
-      });
+      // Each client has connections of its own (core sets grpc-js's `grpc.use_local_subchannel_pool`):
+      // with grpc-js's process-wide pool, a client made now could be handed ownClient's connection
+      // to the killed server in the turn before grpc-js has read its close, and its first call would
+      // fail there ("Connection dropped"), whatever the restarted server does.
+      const fresh = createTritonClient({ url: own.url });
       expect(await fresh.serverLive()).toBe(true);
       await fresh.close();
     } finally {
