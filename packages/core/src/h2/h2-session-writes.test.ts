@@ -33,17 +33,33 @@ const handler: StreamHandler = { onHeaders() {}, onData() {}, onClose() {} };
 const body = [Buffer.from([0, 0, 0, 0, 2, 8, 1])];
 const microtasks = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-async function readySession(socket: RecordingSocket): Promise<H2Session> {
+async function readySession(
+  socket: RecordingSocket,
+  onClose: (error: Error | undefined, streams: number) => void = () => {},
+): Promise<H2Session> {
   const session = new H2Session(socket as unknown as Socket, {
     authority: '127.0.0.1:1',
     scheme: 'http',
-    events: { onReady() {}, onDraining() {}, onClose() {} },
+    events: { onReady() {}, onDraining() {}, onClose },
   });
   // The server's (empty) SETTINGS: the session is ready and answers with an ACK.
   socket.emit('data', frame(FRAME_SETTINGS, 0, 0, Buffer.alloc(0)));
   await microtasks();
   expect(session.ready).toBe(true);
   return session;
+}
+
+/** Opens one call on `session`; the array collects the message each close of it reports. */
+function openCall(session: H2Session): string[] {
+  const ended: string[] = [];
+  session.request(
+    { onHeaders() {}, onData() {}, onClose: (_kind, _code, message) => ended.push(message) },
+    '/svc/Method',
+    undefined,
+    undefined,
+    body,
+  );
+  return ended;
 }
 
 describe('H2Session writes', () => {
@@ -95,27 +111,8 @@ describe('H2Session loss', () => {
   it("reports a connection lost with its streams at the server's end of stream, before the socket closes", async () => {
     const socket = new RecordingSocket(); // a Duplex: its 'end' leaves its writable side open, no 'close'
     const closes: number[] = [];
-    const session = new H2Session(socket as unknown as Socket, {
-      authority: '127.0.0.1:1',
-      scheme: 'http',
-      events: {
-        onReady() {},
-        onDraining() {},
-        onClose(_error, streams) {
-          closes.push(streams);
-        },
-      },
-    });
-    socket.emit('data', frame(FRAME_SETTINGS, 0, 0, Buffer.alloc(0)));
-    await microtasks();
-    const ended: string[] = [];
-    session.request(
-      { onHeaders() {}, onData() {}, onClose: (_kind, _code, message) => ended.push(message) },
-      '/svc/Method',
-      undefined,
-      undefined,
-      body,
-    );
+    const session = await readySession(socket, (_error, streams) => closes.push(streams));
+    const ended = openCall(session);
     let closed = false;
     socket.once('close', () => {
       closed = true;
@@ -133,32 +130,13 @@ describe('H2Session loss', () => {
   it("ends an idle connection at the server's end of stream: the next request is refused here, not sent", async () => {
     const socket = new RecordingSocket();
     const closes: number[] = [];
-    const session = new H2Session(socket as unknown as Socket, {
-      authority: '127.0.0.1:1',
-      scheme: 'http',
-      events: {
-        onReady() {},
-        onDraining() {},
-        onClose(_error, streams) {
-          closes.push(streams);
-        },
-      },
-    });
-    socket.emit('data', frame(FRAME_SETTINGS, 0, 0, Buffer.alloc(0)));
-    await microtasks();
+    const session = await readySession(socket, (_error, streams) => closes.push(streams));
     socket.push(null);
     for (let i = 0; i < 10 && closes.length === 0; i++) await microtasks();
     expect(closes).toEqual([0]); // no stream was open: no call was lost
     expect(session.acceptsStreams).toBe(false);
     const written = socket.arrived.length;
-    const ended: string[] = [];
-    session.request(
-      { onHeaders() {}, onData() {}, onClose: (_kind, _code, message) => ended.push(message) },
-      '/svc/Method',
-      undefined,
-      undefined,
-      body,
-    );
+    const ended = openCall(session);
     expect(ended).toHaveLength(1); // told at once that the connection is over
     expect(socket.arrived.length).toBe(written);
   });
@@ -166,27 +144,8 @@ describe('H2Session loss', () => {
   it('reports a connection lost with its streams at a socket error (a reset), before the socket closes', async () => {
     const socket = new RecordingSocket();
     const closes: number[] = [];
-    const session = new H2Session(socket as unknown as Socket, {
-      authority: '127.0.0.1:1',
-      scheme: 'http',
-      events: {
-        onReady() {},
-        onDraining() {},
-        onClose(_error, streams) {
-          closes.push(streams);
-        },
-      },
-    });
-    socket.emit('data', frame(FRAME_SETTINGS, 0, 0, Buffer.alloc(0)));
-    await microtasks();
-    const ended: string[] = [];
-    session.request(
-      { onHeaders() {}, onData() {}, onClose: (_kind, _code, message) => ended.push(message) },
-      '/svc/Method',
-      undefined,
-      undefined,
-      body,
-    );
+    const session = await readySession(socket, (_error, streams) => closes.push(streams));
+    const ended = openCall(session);
     // The error alone, as a reset reports it before the socket's close.
     socket.emit('error', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
     expect(ended).toEqual(['read ECONNRESET']);
@@ -202,17 +161,7 @@ describe('H2Session loss', () => {
       order.push('socket destroyed');
       return destroy(error);
     };
-    const session = new H2Session(socket as unknown as Socket, {
-      authority: '127.0.0.1:1',
-      scheme: 'http',
-      events: {
-        onReady() {},
-        onDraining() {},
-        onClose: () => order.push('loss reported'),
-      },
-    });
-    socket.emit('data', frame(FRAME_SETTINGS, 0, 0, Buffer.alloc(0)));
-    await microtasks();
+    const session = await readySession(socket, () => order.push('loss reported'));
     session.request(
       { onHeaders() {}, onData() {}, onClose: () => order.push('call failed') },
       '/svc/Method',
