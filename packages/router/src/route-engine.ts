@@ -299,15 +299,7 @@ export class RouteEngine<T extends RouteTarget> {
               keepOpen,
               { policy, last: false },
             );
-            let failure: AttemptFailure;
-            try {
-              const value = await work;
-              if (!keepOpen) this.#settle(handle, 'success');
-              return { value, handle };
-            } catch (thrown) {
-              failure = this.#failed(call, handle, thrown, false);
-            }
-            throw failure.error;
+            return await this.#answerOrThrow(call, handle, work, keepOpen);
           }
         }
         throw unavailableError(candidates);
@@ -364,6 +356,25 @@ export class RouteEngine<T extends RouteTarget> {
       work = Promise.reject(thrown);
     }
     return { handle, work };
+  }
+
+  /**
+   * The answer of a started attempt, settled as a success, or its typed error thrown once reported
+   * (the routing loop awaits its attempts inline instead, to keep a plain call to one async frame).
+   */
+  async #answerOrThrow<R>(
+    call: CallOptions,
+    handle: AttemptHandle<T>,
+    work: Promise<R>,
+    keepOpen: boolean,
+  ): Promise<Attempted<R, T>> {
+    try {
+      const value = await work;
+      if (!keepOpen) this.#settle(handle, 'success');
+      return { value, handle };
+    } catch (thrown) {
+      throw this.#failed(call, handle, thrown, false).error;
+    }
   }
 
   /** Classifies what a failed attempt threw and reports it (breaker, span, events, cooling). */
