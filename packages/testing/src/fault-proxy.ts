@@ -18,7 +18,9 @@ export type ProxyFault =
   | { readonly kind: 'reset' }
   /**
    * Pass `afterBytes` more bytes from the server to the client on each connection, then reset it:
-   * an answer cut off mid-message.
+   * an answer cut off mid-message. A client socket that reads the last bytes and the reset in one
+   * poll may see an orderly end rather than `ECONNRESET` (libuv's reading of a short read and a
+   * hang-up); either way the message is cut off.
    */
   | { readonly kind: 'truncate'; readonly afterBytes: number }
   /** Pass at most `bytesPerSecond` each way, per connection. */
