@@ -1,7 +1,7 @@
 // The http2 engine's connections (packages/core/src/h2/h2-connection.ts, h2-engine.ts): their
 // connectivity, on the reference server and on bare node:http2 servers, and as a router watches it.
-import { createServer, type Http2Session } from 'node:http2';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer } from 'node:http2';
+import type { Socket } from 'node:net';
 import { create, toBinary } from '@bufbuild/protobuf';
 import {
   type ConnectivityChange,
@@ -20,6 +20,7 @@ import {
   deadUrl,
   h2Client,
   identity,
+  listenBare,
   referenceServer,
   unary,
   watch,
@@ -90,19 +91,10 @@ describe('http2 engine connectivity', () => {
         answerOk(stream, message);
       });
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    // Node's server keeps a session it sent GOAWAY on open until destroyed.
-    const open = new Set<Http2Session>();
-    server.on('session', (session) => {
-      open.add(session);
-      session.on('close', () => open.delete(session));
-    });
-    cleanups.push(async () => {
-      for (const session of open) session.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    });
+    // Node's server keeps a session it sent GOAWAY on open until destroyed: listenBare's cleanup does.
+    const { url } = await listenBare(server);
     const transport = createGrpcTransport({
-      url: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+      url,
       engine: 'http2',
       enableGpuIpc: false,
     });
@@ -119,25 +111,16 @@ describe('http2 engine connectivity', () => {
     // A server that takes calls and never answers; its connection is then cut from its side, with
     // no GOAWAY (as when its process dies: destroying the session would send one).
     const server = createServer();
-    const sessions = new Set<Http2Session>();
     const sockets = new Set<Socket>();
     let streams = 0;
     server.on('connection', (socket: Socket) => sockets.add(socket));
-    server.on('session', (session) => {
-      sessions.add(session);
-      session.on('close', () => sessions.delete(session));
-    });
     server.on('stream', (stream) => {
       streams++;
       stream.resume();
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanups.push(async () => {
-      for (const session of sessions) session.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    });
+    const { url } = await listenBare(server);
     const transport = createGrpcTransport({
-      url: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+      url,
       engine: 'http2',
       enableGpuIpc: false,
     });

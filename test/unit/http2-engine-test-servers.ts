@@ -73,23 +73,30 @@ export function answerOk(stream: ServerHttp2Stream, message: Uint8Array): void {
   stream.end(framed);
 }
 
-export async function bareServer(id: number): Promise<BareServer> {
-  const server: Http2Server = createServer();
+/**
+ * Starts a bare node:http2 server on a free port of 127.0.0.1 and returns its url and a `kill` that
+ * stops listening and destroys every open session (Node keeps a session open until destroyed, even
+ * after GOAWAY). The test's cleanup kills it if the test did not.
+ */
+export async function listenBare(server: Http2Server): Promise<{ url: string; kill(): Promise<void> }> {
   const sessions = new Set<Http2Session>();
-  const bare: BareServer = {
-    id,
-    url: '',
-    calls: 0,
-    kill: async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const session of sessions) session.destroy();
-      await closed;
-    },
-  };
   server.on('session', (session) => {
     sessions.add(session);
     session.on('close', () => sessions.delete(session));
   });
+  const kill = async () => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const session of sessions) session.destroy();
+    await closed;
+  };
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => (server.listening ? kill() : undefined));
+  return { url: `127.0.0.1:${(server.address() as AddressInfo).port}`, kill };
+}
+
+export async function bareServer(id: number): Promise<BareServer> {
+  const server: Http2Server = createServer();
+  const bare: BareServer = { id, url: '', calls: 0, kill: async () => {} };
   server.on('stream', (stream: ServerHttp2Stream) => {
     stream.resume();
     stream.on('end', () => {
@@ -105,9 +112,9 @@ export async function bareServer(id: number): Promise<BareServer> {
       answerOk(stream, message);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  bare.url = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-  cleanups.push(() => (server.listening ? bare.kill() : undefined));
+  const listening = await listenBare(server);
+  bare.url = listening.url;
+  bare.kill = listening.kill;
   return bare;
 }
 
