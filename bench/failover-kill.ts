@@ -14,9 +14,12 @@
 // entered → slot → done → answer back here. `warm` is `built` whose request path has also served
 // `--warmCalls` identity calls (8 at a time) before its second of quiet: against `built` (one call
 // before it, as the benchmark's b), whether b's first call after the kill pays for code that is
-// cold (run once: interpreted) rather than for a process that was asleep.
+// cold (run once: interpreted) rather than for a process that was asleep. `warmup` is `built` whose
+// model runs its `model_warmup` sample (one row) `--warmupRuns` times when it loads, before the
+// server listens: what the reference server's own warm-up does for that first call.
 //   node scripts/bootstrap.mjs --dist bench/failover-kill.ts [--kills 10] [--rows 8]
-//       [--arms bare,ballast,built,warm,source,cli] [--ballastMiB 64] [--warmCalls 2000]
+//       [--arms bare,ballast,built,warmup,warm,source,cli] [--ballastMiB 64] [--warmCalls 2000]
+//       [--warmupRuns 8]
 // Needs built packages for the `built` arm (node scripts/build.mjs).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -29,15 +32,16 @@ import { type ServerProcess, startServerProcess } from '../test/chaos/server-pro
 import { flag, median } from './lib.js';
 
 const kills = Number(flag('kills') ?? 10);
-type Arm = 'bare' | 'ballast' | 'built' | 'warm' | 'source' | 'cli';
+type Arm = 'bare' | 'ballast' | 'built' | 'warmup' | 'warm' | 'source' | 'cli';
 const arms = (flag('arms') ?? 'bare,ballast,built,source').split(',') as Arm[];
 for (const arm of arms) {
-  if (!['bare', 'ballast', 'built', 'warm', 'source', 'cli'].includes(arm))
+  if (!['bare', 'ballast', 'built', 'warmup', 'warm', 'source', 'cli'].includes(arm))
     throw new Error(`unknown arm '${arm}'`);
 }
 const ballastMiB = Number(flag('ballastMiB') ?? 64);
 const rows = Number(flag('rows') ?? 8);
 const warmCalls = Number(flag('warmCalls') ?? 2000);
+const warmupRuns = Number(flag('warmupRuns') ?? 8);
 const clock = () => Number(process.hrtime.bigint()) / 1e6; // the server's clock too
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -190,7 +194,10 @@ async function trial(runtime: Arm): Promise<Trial> {
     const at = await killAndTime(port, child, undefined);
     return { runtime, ...resident, ...at, firstAfterIdle: undefined, next: [], rpc: [] };
   }
-  const server = await startServerProcess({ runtime: runtime === 'warm' ? 'built' : runtime });
+  const server = await startServerProcess({
+    runtime: runtime === 'warm' || runtime === 'warmup' ? 'built' : runtime,
+    ...(runtime === 'warmup' ? { warmup: warmupRuns } : {}),
+  });
   const client = createTritonClient({ url: server.url, enableGpuIpc: false });
   const identity = buildInferRequest('identity', [
     { name: 'INPUT0', datatype: 'FP32', shape: [16], data: new Float32Array(16) },

@@ -160,12 +160,20 @@ export async function overhead(reps: number, sliceMs: number, cases: BenchCase[]
   return measured.ratio;
 }
 
-/** A chaos reference server in a child process, run as `--servers` says (default: see above). */
+/**
+ * A chaos reference server in a child process, run as `--servers` says (default: see above), with
+ * `--serverWarmup N` runs of its model's warm-up (`model_warmup`; a diagnostic, to compare side by side;
+ * the default is the fixture's, none).
+ */
 function startServer(): Promise<ServerProcess> {
   const runtime = flag('servers');
   if (runtime !== undefined && runtime !== 'source' && runtime !== 'built')
     throw new Error(`--servers takes 'source' or 'built', not '${runtime}'`);
-  return startServerProcess(runtime === undefined ? {} : { runtime });
+  const warmup = flag('serverWarmup');
+  return startServerProcess({
+    ...(runtime === undefined ? {} : { runtime }),
+    ...(warmup === undefined ? {} : { warmup: Number(warmup) }),
+  });
 }
 
 /** A process's resident memory (VmRSS, MiB) from /proc; NaN where there is none to read. */

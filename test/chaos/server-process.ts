@@ -59,6 +59,8 @@ export interface ServerProcessOptions {
    * `--dist`), else `source`.
    */
   runtime?: 'source' | 'built';
+  /** Runs of chaos_gpu's `model_warmup` sample before the server listens (0: none). @default 0 */
+  warmup?: number;
 }
 
 /** Whether this process runs against the built packages (resolves `@infergate/testing` to dist/). */
@@ -128,6 +130,8 @@ export async function startServerProcess(options: ServerProcessOptions = {}): Pr
       String(options.baseMs ?? 40),
       '--perRowMs',
       String(options.perRowMs ?? 0.1),
+      '--warmup',
+      String(options.warmup ?? 0),
     ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );

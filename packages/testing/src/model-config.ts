@@ -13,6 +13,13 @@ export function configTypeName(datatype: DataType): string {
   return datatype === 'BYTES' ? 'TYPE_STRING' : `TYPE_${datatype}`;
 }
 
+/** The wire datatype of a config enum value (TYPE_FP32 → FP32, TYPE_STRING → BYTES); undefined for TYPE_INVALID or an unknown value. */
+export function wireDatatype(type: ConfigDataType): DataType | undefined {
+  const name = ConfigDataType[type] as string | undefined;
+  if (name === undefined || name === 'TYPE_INVALID') return undefined;
+  return (name === 'TYPE_STRING' ? 'BYTES' : name.slice('TYPE_'.length)) as DataType;
+}
+
 function configType(datatype: DataType): ConfigDataType {
   return ConfigDataType[configTypeName(datatype) as keyof typeof ConfigDataType];
 }

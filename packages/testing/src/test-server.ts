@@ -6,8 +6,9 @@ import type { HandlerTable } from './handler-table.js';
 import { HttpListener } from './http-listener.js';
 import type { VersionStats } from './inference-stats.js';
 import { status } from './internal/grpc-status.js';
-import type { ModelDefinition } from './model-definition.js';
+import { type ModelDefinition, resolveModel } from './model-definition.js';
 import type { ModelStats } from './model-stats.js';
+import { warmUpModel } from './model-warmup.js';
 import { builtinModels } from './models/builtin-models.js';
 import { type Restriction, TRITON_EXTENSIONS } from './restriction.js';
 import { RpcError } from './rpc-error.js';
@@ -82,6 +83,9 @@ export class TestServer {
   #port: number;
   #listener: GrpcListener | undefined;
   #stopping: Promise<void> | undefined;
+  /** The models given at construction that have `model_warmup` samples, warmed up by the first `listen()`. */
+  readonly #toWarm: readonly ModelDefinition[];
+  #warmedUp: Promise<void> | undefined;
   readonly #http: HttpListener | undefined;
 
   /** Use `startTestServer()`; the constructor does not listen. */
@@ -114,6 +118,7 @@ export class TestServer {
       ...(options.models ?? []),
     ];
     for (const model of models) this.#state.models.add(model);
+    this.#toWarm = models.filter((model) => (model.config?.modelWarmup?.length ?? 0) > 0);
     const handlers = createHandlers(this.#state);
     this.#handlers = handlers;
     if (options.http) {
@@ -196,6 +201,10 @@ export class TestServer {
     // After a kill, the old listener's port is free once its server has closed.
     await this.#stopping;
     if (this.#listener !== undefined) return;
+    // As Triton, a model with `model_warmup` is warm before the server takes its first request.
+    this.#warmedUp ??= this.#warmUpAll(this.#toWarm);
+    await this.#warmedUp;
+    if (this.#listener !== undefined) return;
     const options = { state: this.#state, handlers: this.#handlers, tls: this.#tls };
     const listener =
       this.transport === 'grpc-js'
@@ -212,9 +221,32 @@ export class TestServer {
     this.#stopping = undefined;
   }
 
-  /** Serves `definition`, replacing any model of the same name. */
-  addModel(definition: ModelDefinition): void {
-    this.#state.models.add(definition);
+  /** Warms up each model in turn; a model whose warm-up fails is unloaded, and the first failure rejects. */
+  async #warmUpAll(models: readonly ModelDefinition[]): Promise<void> {
+    for (const definition of models) {
+      try {
+        await warmUpModel(this.#state, resolveModel(definition));
+      } catch (error) {
+        this.#state.models.unload(definition.name);
+        throw error;
+      }
+    }
+  }
+
+  /**
+   * Serves `definition`, replacing any model of the same name. A model without `model_warmup` is
+   * served at once (the promise is already resolved). One with `model_warmup` samples in its
+   * `config` runs them first and is served once they have all run (a model it replaces serves
+   * until then); the promise rejects, and the model is not served, if one fails.
+   */
+  addModel(definition: ModelDefinition): Promise<void> {
+    if ((definition.config?.modelWarmup?.length ?? 0) === 0) {
+      this.#state.models.add(definition);
+      return Promise.resolve();
+    }
+    return warmUpModel(this.#state, resolveModel(definition)).then(() => {
+      this.#state.models.add(definition);
+    });
   }
 
   /** Stops serving a model; later requests get NOT_FOUND. Returns whether it was served. */

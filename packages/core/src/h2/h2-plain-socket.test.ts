@@ -35,4 +35,26 @@ describe('connectPlain', () => {
       peer.destroy();
     }
   });
+
+  it("leaves the socket open for writing at the server's end of stream (the session closes it)", async () => {
+    const server = createServer();
+    servers.push(server);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const accepted = once(server, 'connection') as Promise<[Socket]>;
+    const socket = connectPlain('127.0.0.1', (server.address() as { port: number }).port);
+    const [peer] = await accepted;
+    try {
+      socket.resume();
+      peer.end();
+      await once(socket, 'end');
+      // Node would end a socket that does not allow half-open connections by itself, in a tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(socket.allowHalfOpen).toBe(true);
+      expect(socket.writableEnded).toBe(false);
+    } finally {
+      socket.destroy();
+      peer.destroy();
+    }
+  });
 });

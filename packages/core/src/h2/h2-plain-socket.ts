@@ -14,6 +14,10 @@ export function connectPlain(host: string, port: number): Socket {
     host,
     port,
     noDelay: true,
+    // The session closes the socket itself at the server's end of stream (h2-session.ts), once the
+    // turn that reported the loss is over. Without this Node would half-close it first, on its own,
+    // in a process.nextTick that runs ahead of the calls moving to another endpoint.
+    allowHalfOpen: true,
     onread: {
       buffer,
       callback: (bytes) => {

@@ -173,4 +173,51 @@ describe('H2Session loss', () => {
     for (let i = 0; i < 10 && order.length < 3; i++) await microtasks();
     expect(order).toEqual(['call failed', 'loss reported', 'socket destroyed']);
   });
+
+  /** A session on `socket` that records, in order, the loss, a fallback a few promise hops later (as a
+   * router awaiting a batcher takes) and the socket's teardown. */
+  async function teardownOrder(socket: RecordingSocket, lose: (socket: RecordingSocket) => void) {
+    const order: string[] = [];
+    const destroy = socket.destroy.bind(socket);
+    socket.destroy = (error?: Error) => {
+      order.push('socket destroyed');
+      return destroy(error);
+    };
+    await readySession(socket, () => {
+      order.push('loss reported');
+      void Promise.resolve()
+        .then(() => Promise.resolve())
+        .then(() => order.push('moved on'));
+    });
+    lose(socket);
+    for (let i = 0; i < 10 && order.length < 3; i++) await microtasks();
+    return order;
+  }
+
+  it("tears the socket down after what the loss set off in the same turn, at the server's end of stream or a reset", async () => {
+    expect(await teardownOrder(new RecordingSocket(), (socket) => socket.push(null))).toEqual([
+      'loss reported',
+      'moved on',
+      'socket destroyed',
+    ]);
+    const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    expect(await teardownOrder(new RecordingSocket(), (socket) => socket.emit('error', reset))).toEqual([
+      'loss reported',
+      'moved on',
+      'socket destroyed',
+    ]);
+  });
+
+  it('tears a socket that does not allow half-open connections down at once (Node would half-close it first)', async () => {
+    expect(
+      await teardownOrder(new RecordingSocket({ allowHalfOpen: false }), (socket) => socket.push(null)),
+    ).toEqual(['loss reported', 'socket destroyed', 'moved on']);
+  });
+
+  it('destroys the socket at once when the session is destroyed', async () => {
+    const socket = new RecordingSocket();
+    const session = await readySession(socket, () => {});
+    session.destroy();
+    expect(socket.destroyed).toBe(true);
+  });
 });

@@ -112,9 +112,9 @@ export class H2Session {
     // before it ('data' comes first).
     socket.on('error', (error: Error) => {
       this.#error ??= error;
-      this.#terminate(this.#error);
+      this.#terminate(this.#error, CLOSE_LOST, 0, true);
     });
-    socket.on('end', () => this.#terminate(this.#error));
+    socket.on('end', () => this.#terminate(this.#error, CLOSE_LOST, 0, true));
     socket.on('close', () => this.#terminate(this.#error));
     socket.write(clientPreface());
     const settingsTimeoutMs = options.settingsTimeoutMs ?? DEFAULT_SETTINGS_TIMEOUT_MS;
@@ -359,7 +359,8 @@ export class H2Session {
       : `Protocol error: ${text} (HTTP/2 ${errorName(code)})`;
   }
 
-  #terminate(error: Error | undefined, kind = CLOSE_LOST, code = 0): void {
+  /** `byPeer`: the server ended or reset the connection (the socket's 'end' or 'error'). */
+  #terminate(error: Error | undefined, kind = CLOSE_LOST, code = 0, byPeer = false): void {
     if (this.#done) return;
     this.#done = true;
     clearTimeout(this.#settingsTimer);
@@ -375,8 +376,15 @@ export class H2Session {
     this.#table.closeAll(kind, code, message);
     this.#events.onClose(error, streams);
     // Last: the calls' failures and the connection's loss are reported first (a failover moves
-    // them on from there), and tearing the socket down (0.1–0.3 ms in the failover benchmark) does
-    // not delay them. Nothing more is read or written here meanwhile: the reader is stopped.
-    if (kind !== CLOSE_PROTOCOL) this.#socket.destroy();
+    // them on from there), and tearing the socket down (0.03–0.33 ms in the failover benchmark) does
+    // not delay them. When the server ended or reset the connection, the teardown also waits for
+    // what the report set off in this turn (the first call's move to another endpoint runs in the
+    // microtasks that follow) — on a socket that allows half-open connections (the plaintext one),
+    // since on another Node half-closes it itself in a process.nextTick, ahead of those microtasks,
+    // and that costs the move more than the teardown (measured: docs/benchmarks.md, failover gap,
+    // seventh pass). Nothing more is read or written here meanwhile: the reader is stopped.
+    if (kind === CLOSE_PROTOCOL) return;
+    if (byPeer && this.#socket.allowHalfOpen) setImmediate(destroySocket, this.#socket);
+    else this.#socket.destroy();
   }
 }
