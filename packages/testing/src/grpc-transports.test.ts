@@ -120,7 +120,7 @@ const outputOf = (message: Buffer | undefined) => {
 /** Bounded wait for server-side state (expect.poll's bound from vitest.config.ts). */
 const waitFor = (condition: () => boolean) => expect.poll(condition).toBe(true);
 
-describe.each(['http2', 'grpc-js'] as const)('the %s transport', (transport: GrpcTransportKind) => {
+describe.each(['http2', 'lean', 'grpc-js'] as const)('the %s transport', (transport: GrpcTransportKind) => {
   let server: TestServer;
   let session: http2.ClientHttp2Session;
 

@@ -24,8 +24,10 @@ Options:
   --port PORT             The Triton server's port (0 picks a free one).
                           Default: 8001.
   --transport NAME        What serves the Triton server's gRPC: http2 (its
-                          own server on node:http2) or grpc-js (the
-                          @grpc/grpc-js server, kept for one release).
+                          own server on node:http2), lean (the same on a
+                          plain socket with core's HTTP/2 frames) or
+                          grpc-js (the @grpc/grpc-js server, kept for one
+                          release).
                           Default: http2.
   --no-llm                Start only the Triton server.
   --json                  Print the addresses as one JSON line.
@@ -47,8 +49,8 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     const port = integerOption(values.port, 'port', 8001, 0);
     if (port > 65535) throw usageError(`--port must be at most 65535, got ${port}`);
     const transport = values.transport ?? 'http2';
-    if (transport !== 'http2' && transport !== 'grpc-js')
-      throw usageError(`--transport must be http2 or grpc-js, got '${transport}'`);
+    if (transport !== 'http2' && transport !== 'lean' && transport !== 'grpc-js')
+      throw usageError(`--transport must be http2, lean or grpc-js, got '${transport}'`);
     const { signal } = io;
     if (signal === undefined)
       throw usageError('serve-test needs io.signal: it serves until that signal aborts');
