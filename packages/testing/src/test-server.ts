@@ -56,12 +56,11 @@ export interface TestServerOptions {
    */
   http?: boolean | { port?: number };
   /**
-   * What serves the gRPC port: `'http2'`, this package's gRPC server on `node:http2` (it does not
-   * load grpc-js), or `'grpc-js'`, the `@grpc/grpc-js` server used before (loaded only when chosen;
-   * kept for one release, to compare the two side by side), or `'lean'`, the same server on a
-   * plain socket with `@infergate/core`'s HTTP/2 frame code instead of `node:http2` (an answer's
-   * trailers in the same write as its message). All serve the same RPCs, statuses and lifecycle.
-   * @default 'http2'
+   * What serves the gRPC port: `'lean'`, this package's gRPC server on a plain (or TLS) socket with
+   * `@infergate/core`'s HTTP/2 frame code (a unary answer's HEADERS, DATA and trailers in one write);
+   * `'http2'`, the same server on `node:http2`; or `'grpc-js'`, the `@grpc/grpc-js` server used
+   * before (loaded only when chosen; kept for one release). None but `'grpc-js'` loads grpc-js. All
+   * serve the same RPCs, statuses and lifecycle. @default 'lean'
    */
   transport?: GrpcTransportKind;
 }
@@ -93,7 +92,7 @@ export class TestServer {
     this.#port = options.port ?? 0;
     this.#graceMs = options.stopGraceMs ?? 2000;
     this.#tls = options.tls;
-    this.transport = options.transport ?? 'http2';
+    this.transport = options.transport ?? 'lean';
     if (this.transport !== 'http2' && this.transport !== 'grpc-js' && this.transport !== 'lean') {
       throw new TypeError(`transport must be 'http2', 'lean' or 'grpc-js', got '${String(this.transport)}'`);
     }
