@@ -33,6 +33,20 @@ const MAX_WINDOW = 0x7fffffff;
 const DEFAULT_WINDOW = 65_535;
 const DEFAULT_MAX_FRAME = 16_384;
 
+/**
+ * The most PING and SETTINGS acknowledgements that may wait to reach the kernel: a client that keeps
+ * asking while it does not read gets GOAWAY ENHANCE_YOUR_CALM instead of a growing write buffer
+ * (core's client holds its answers to the same number).
+ */
+export const MAX_UNFLUSHED_ANSWERS = 1000;
+/**
+ * The most bytes the socket may hold unwritten. What a client can make us buffer is bounded by its
+ * flow-control windows for DATA, not for header blocks: a client that opens stream after stream and
+ * never reads is dropped here.
+ */
+export const MAX_UNWRITTEN_BYTES = 256 << 20;
+const ENHANCE_YOUR_CALM = 0xb;
+
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 /** The transport's limits (the same as the node:http2 transport's). */
@@ -328,8 +342,29 @@ export class LeanSession implements FrameSink {
 
   // --- writing ---
 
-  #write(buffer: Buffer): void {
+  #unflushedAnswers = 0;
+  readonly #answerFlushed = () => {
+    this.#unflushedAnswers--;
+  };
+
+  /** An acknowledgement the client asked for (PING, SETTINGS), bounded by MAX_UNFLUSHED_ANSWERS. */
+  #answer(buffer: Buffer): void {
+    if (this.#unflushedAnswers >= MAX_UNFLUSHED_ANSWERS) {
+      this.#connectionError(ENHANCE_YOUR_CALM, 'too many PING or SETTINGS frames left unread');
+      return;
+    }
+    this.#unflushedAnswers++;
+    this.#write(buffer, this.#answerFlushed);
+  }
+
+  #write(buffer: Buffer, flushed?: () => void): void {
     if (this.#over || this.#socket.destroyed) return;
+    if (this.#socket.writableLength > MAX_UNWRITTEN_BYTES) {
+      // The client does not read what it asks for.
+      this.#over = true;
+      this.#socket.destroy();
+      return;
+    }
     // Everything written in one turn of JavaScript (an answer's HEADERS, DATA and trailers, the
     // acknowledgements of one read) leaves in one write, once the microtasks are done.
     if (!this.#corked) {
@@ -337,7 +372,7 @@ export class LeanSession implements FrameSink {
       this.#socket.cork();
       queueMicrotask(this.#uncork);
     }
-    this.#socket.write(buffer);
+    this.#socket.write(buffer, flushed);
   }
 
   #windowUpdate(id: number, increment: number): Buffer {
@@ -486,7 +521,7 @@ export class LeanSession implements FrameSink {
           this.#connectionError(FRAME_SIZE_ERROR, 'PING of the wrong size');
           return;
         }
-        if ((flags & FLAG_ACK) === 0) this.#write(frame(FRAME_PING, FLAG_ACK, 0, payload));
+        if ((flags & FLAG_ACK) === 0) this.#answer(frame(FRAME_PING, FLAG_ACK, 0, payload));
         return;
       case FRAME_WINDOW_UPDATE: {
         this.#windowUpdateReceived(id, payload);
@@ -552,7 +587,7 @@ export class LeanSession implements FrameSink {
         return;
       }
     }
-    this.#write(frame(FRAME_SETTINGS, FLAG_ACK, 0, Buffer.alloc(0)));
+    this.#answer(frame(FRAME_SETTINGS, FLAG_ACK, 0, Buffer.alloc(0)));
     this.#pumpBlocked();
   }
 
