@@ -60,20 +60,26 @@ export interface LeanLimits {
 
 const noop = () => {};
 
+/** Writes a frame's 9-byte head into `target` at 0. */
+function writeHead(target: Buffer, length: number, type: number, flags: number, id: number): void {
+  target[0] = (length >>> 16) & 0xff;
+  target[1] = (length >>> 8) & 0xff;
+  target[2] = length & 0xff;
+  target[3] = type;
+  target[4] = flags;
+  target.writeUInt32BE(id, 5);
+}
+
 function frameHead(length: number, type: number, flags: number, id: number): Buffer {
   const head = Buffer.allocUnsafe(9);
-  head[0] = (length >>> 16) & 0xff;
-  head[1] = (length >>> 8) & 0xff;
-  head[2] = length & 0xff;
-  head[3] = type;
-  head[4] = flags;
-  head.writeUInt32BE(id, 5);
+  writeHead(head, length, type, flags, id);
   return head;
 }
 
+/** A whole frame in one buffer (head and payload). */
 function frame(type: number, flags: number, id: number, payload: Buffer): Buffer {
   const out = Buffer.allocUnsafe(9 + payload.byteLength);
-  frameHead(payload.byteLength, type, flags, id).copy(out, 0);
+  writeHead(out, payload.byteLength, type, flags, id);
   payload.copy(out, 9);
   return out;
 }
@@ -644,7 +650,7 @@ export class LeanSession implements FrameSink {
         this.#resetStream(known, PROTOCOL_ERROR);
         return;
       }
-      known.ended();
+      this.#requestEnded(known);
       return;
     }
     if (id % 2 === 0 || id <= this.#lastStreamId) {
@@ -661,7 +667,8 @@ export class LeanSession implements FrameSink {
       this.#rst(id, blocks.tooLarge ? PROTOCOL_ERROR : REFUSED_STREAM);
       return;
     }
-    const headers: Record<string, string> = {};
+    // No prototype: a client's field names are keys here.
+    const headers: Record<string, string> = Object.create(null);
     for (let i = 0; i < fields.length; i += 2) {
       const name = fields[i] as string;
       const value = fields[i + 1] as string;
