@@ -18,7 +18,8 @@
 //   FILE <executions>, the count the run prints.
 //   --servers built,source: gRPC against `infergate serve-test` in its own process, one per entry (the
 //   built CLI under node, or its source under tsx), arms interleaved; prints the server's CPU per item
-//   too (/proc), the figure that shows what the server costs on a 2-core machine.
+//   too (/proc), the figure that shows what the server costs on a 2-core machine. An entry may name
+//   the server's transport: --servers built:http2,built:lean compares the two side by side.
 // Against a server (--grpc, --url or --servers) it also prints the per-cycle breakdown from the
 // model's statistics: executions, the model's compute time per execution (the simulated GPU's wall
 // time), the time between executions, and client and server CPU per execution. Per arm it prints the
@@ -73,7 +74,11 @@ const memory: InferTransport = {
 const given = flag('url');
 const serverKinds = (flag('servers') ?? '').split(',').filter((kind) => kind !== '');
 const children = await Promise.all(
-  serverKinds.map(async (kind) => ({ kind, ...(await startServerProcess(kind === 'built')) })),
+  serverKinds.map(async (kind) => {
+    // `built:lean`: the built CLI serving gRPC on its `lean` transport (`--transport lean`).
+    const [build, transport] = kind.split(':');
+    return { kind, ...(await startServerProcess(build === 'built', transport)) };
+  }),
 );
 const server =
   grpc && given === undefined && children.length === 0

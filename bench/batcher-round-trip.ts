@@ -8,14 +8,18 @@
 //     `@infergate/core` against the bare server answering a pre-encoded ModelInferResponse: the
 //     server's and the client's parts of what the SDK and the reference server add;
 //   - `@infergate/core` against the reference server's `simulated_gpu` at zero cost (the whole
-//     path of the cycle but the execution and the batcher), this build's server and, with
+//     path of the cycle but the execution and the batcher), on its `http2` transport (node:http2)
+//     and on its `lean` one (core's HTTP/2 frames on a plain socket), this build's server and, with
 //     `--compare DIR`, another build's (its @infergate/testing dist/ copied inside packages/testing/,
 //     e.g. main's as packages/testing/.dist-main; delete it after).
+//   - a plain TCP echo of the same 4 KiB (node:net, TCP_NODELAY): the floor under any HTTP/2;
+// then the same JavaScript timed after the gap and back to back (what an idle gap does to CPU work).
 // The arms alternate round by round; ms as p10 / p50 / p90 of every call.
 //   node scripts/bootstrap.mjs --dist bench/batcher-round-trip.ts [--gap-ms 5] [--calls 200]
 //       [--rounds 6] [--compare DIR]
 import { fork } from 'node:child_process';
 import * as http2 from 'node:http2';
+import * as net from 'node:net';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -87,8 +91,14 @@ if (process.argv.includes('--serve')) {
     });
   });
   await new Promise<void>((done) => bare.listen(0, '127.0.0.1', done));
+  // The floor under any HTTP/2: a plain TCP echo (TCP_NODELAY both ends), 4 KiB each way.
+  const echo = net.createServer({ noDelay: true }, (socket) =>
+    socket.on('data', (chunk) => socket.write(chunk)),
+  );
+  await new Promise<void>((done) => echo.listen(0, '127.0.0.1', done));
   const zeroCost = { simulatedGpu: { baseMs: 0, perRowMs: 0 } };
-  const server = await startTestServer(zeroCost);
+  const server = await startTestServer({ ...zeroCost, transport: 'http2' });
+  const lean = await startTestServer({ ...zeroCost, transport: 'lean' });
   const compare = flag('compare');
   const other =
     compare === undefined
@@ -100,7 +110,9 @@ if (process.argv.includes('--serve')) {
         ).startTestServer(zeroCost);
   process.send?.({
     bare: (bare.address() as { port: number }).port,
+    echo: (echo.address() as { port: number }).port,
     url: server.url,
+    leanUrl: lean.url,
     compareUrl: other?.url,
   });
   process.on('disconnect', () => process.exit(0));
@@ -111,9 +123,13 @@ if (process.argv.includes('--serve')) {
   const child = fork(fileURLToPath(import.meta.url), ['--serve', ...process.argv.slice(2)], {
     execArgv: process.execArgv,
   });
-  const { bare, url, compareUrl } = await new Promise<{ bare: number; url: string; compareUrl?: string }>(
-    (done) => child.once('message', (message) => done(message as never)),
-  );
+  const { bare, echo, url, leanUrl, compareUrl } = await new Promise<{
+    bare: number;
+    echo: number;
+    url: string;
+    leanUrl: string;
+    compareUrl?: string;
+  }>((done) => child.once('message', (message) => done(message as never)));
   const session = http2.connect(`http://127.0.0.1:${bare}`);
   const body = framedMessage();
   const referenceSession = http2.connect(`http://${url}`);
@@ -130,6 +146,20 @@ if (process.argv.includes('--serve')) {
         request.on('error', fail);
         request.end(message);
       });
+  const echoSocket = net.connect({ port: echo, host: '127.0.0.1', noDelay: true });
+  await new Promise((done) => echoSocket.once('connect', done));
+  const echoCall = () =>
+    new Promise<void>((done) => {
+      let got = 0;
+      const onData = (chunk: Buffer) => {
+        got += chunk.byteLength;
+        if (got < body.byteLength) return;
+        echoSocket.off('data', onData);
+        done();
+      };
+      echoSocket.on('data', onData);
+      echoSocket.write(body);
+    });
   const data = new Float32Array(64 * 16);
   const clients: ReturnType<typeof createTritonClient>[] = [];
   const coreCall = (target: string) => {
@@ -141,11 +171,13 @@ if (process.argv.includes('--serve')) {
   };
   type Arm = [name: string, call: () => Promise<void>];
   const arms: Arm[] = [
+    ['bare TCP echo, 4 KiB each way', echoCall],
     ['bare node:http2, trailers (gRPC)', bareCall('/trailers')],
     ['bare node:http2, END_STREAM on DATA', bareCall('/plain')],
     ['bare client → reference server (this build)', bareCall(INFER_PATH, referenceSession, inferRequest)],
     ['core → bare server', coreCall(`127.0.0.1:${bare}`)],
     ['core → reference server (this build)', coreCall(url)],
+    ['core → reference server, lean transport', coreCall(leanUrl)],
     ...(compareUrl === undefined
       ? []
       : [[`core → reference server (${flag('compare')})`, coreCall(compareUrl)] as Arm]),
@@ -176,8 +208,65 @@ if (process.argv.includes('--serve')) {
       (list[Math.min(list.length - 1, Math.floor(p * list.length))] as number).toFixed(3);
     console.log(`  ${name.padEnd(44)} ${at(0.1)} / ${at(0.5)} / ${at(0.9)}`);
   }
+  await coldProbe(gapMs);
   session.close();
   referenceSession.close();
+  echoSocket.destroy();
   for (const client of clients) await client.close();
   child.disconnect();
+}
+
+/**
+ * The same JavaScript timed right after a `gapMs` sleep and back to back (interleaved): arithmetic
+ * alone, a walk over 2,000 small objects (~100 KiB of heap), and JSON and base64 work (code and
+ * data). What an idle gap costs the work that follows it, apart from any I/O.
+ */
+async function coldProbe(gapMs: number): Promise<void> {
+  if (gapMs <= 0) return;
+  const objects = Array.from({ length: 2000 }, (_, i) => ({ a: i, b: String(i), c: [i, i + 1] }));
+  const text = 'x'.repeat(5000);
+  const kinds: [string, () => number][] = [
+    [
+      'arithmetic',
+      () => {
+        let sum = 0;
+        for (let i = 0; i < 20_000; i++) sum += Math.sqrt(i);
+        return sum;
+      },
+    ],
+    [
+      'object walk',
+      () => {
+        let sum = 0;
+        for (const o of objects) sum += o.a + o.b.length + (o.c[1] as number);
+        return sum;
+      },
+    ],
+    [
+      'JSON + base64',
+      () => JSON.stringify(objects.slice(0, 200)).length + Buffer.from(text).toString('base64').length,
+    ],
+  ];
+  console.log(`the same JavaScript after a ${gapMs} ms sleep and back to back; µs p50 (p90)`);
+  const pause = () => new Promise((done) => setTimeout(done, gapMs));
+  let sink = 0;
+  for (const [name, work] of kinds) {
+    for (let i = 0; i < 200; i++) sink += work();
+    const after: number[] = [];
+    const hot: number[] = [];
+    for (let i = 0; i < 400; i++) {
+      const idle = i % 2 === 0;
+      if (idle) await pause();
+      else await null;
+      const start = clock();
+      sink += work();
+      (idle ? after : hot).push((clock() - start) * 1000);
+    }
+    const p = (list: number[], q: number) =>
+      (list.sort((a, b) => a - b)[Math.floor(q * list.length)] as number).toFixed(1);
+    console.log(
+      `  ${name.padEnd(16)} after sleep ${p(after, 0.5)} (${p(after, 0.9)})   back to back ${p(hot, 0.5)} (${p(hot, 0.9)})`,
+    );
+  }
+  if (sink === 0.5) console.log(sink);
 }

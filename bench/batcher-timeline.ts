@@ -15,6 +15,7 @@
 // their new calls, the batch built). ms as p10 / p50 / p90 (mean).
 //   node scripts/bootstrap.mjs --dist bench/batcher-timeline.ts [--seconds 2] [--rounds 3]
 //       [--concurrency 64] [--flush adaptive|fixed] [--profile-server DIR] [--compare DIR]
+//       [--transport http2|lean]
 // --compare DIR: a second model, `timed_gpu_compare`, built by another build of @infergate/testing
 // (its dist/ directory copied inside packages/testing/ so that it resolves its dependencies, e.g.
 // main's as packages/testing/.dist-main; delete it after), its own slot, the arms alternating round
@@ -27,7 +28,13 @@ import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createMicroBatcher } from '@infergate/batcher';
 import { createTritonClient, type InferTransport } from '@infergate/core';
-import { type ModelDefinition, SimulatedGpu, simulatedGpuModel, startTestServer } from '@infergate/testing';
+import {
+  type ModelDefinition,
+  SimulatedGpu,
+  simulatedGpuModel,
+  startTestServer,
+  type TestServerOptions,
+} from '@infergate/testing';
 import { closedLoopWindow } from '../packages/cli/src/perf/load-window.js';
 import { flag } from './lib.js';
 
@@ -65,7 +72,13 @@ if (process.argv.includes('--serve')) {
     if (name === 'stream') lastStream = clock();
     return emit.call(this, name, ...args);
   } as typeof emit;
-  const server = await startTestServer({ simulatedGpu: { baseMs: 2, perRowMs: 0.05 } });
+  // --transport http2|lean|grpc-js: what serves the gRPC port (unset: the package's default). The
+  // 'stream' and stream-end probes see node:http2's streams only; on `lean` those columns stay empty.
+  const transport = flag('transport') as TestServerOptions['transport'];
+  const server = await startTestServer({
+    simulatedGpu: { baseMs: 2, perRowMs: 0.05 },
+    ...(transport === undefined ? {} : { transport }),
+  });
   const executions: Execution[] = [];
   // `timed_gpu`: this build's `simulated_gpu` model on a SimulatedGpu of its own; with --compare
   // DIR, `timed_gpu_compare`: another build's (its @infergate/testing dist/ directory), likewise.

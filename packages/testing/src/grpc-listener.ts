@@ -3,7 +3,7 @@ import type { TestServerTls } from './server-options.js';
 import type { ServerState } from './server-state.js';
 
 /** Which implementation serves the reference server's gRPC port. */
-export type GrpcTransportKind = 'http2' | 'grpc-js';
+export type GrpcTransportKind = 'http2' | 'lean' | 'grpc-js';
 
 /** How a stop ended: every call finished within the grace, or the rest were dropped. */
 export type StopOutcome = 'graceful' | 'forced';

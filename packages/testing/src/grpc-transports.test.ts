@@ -120,7 +120,7 @@ const outputOf = (message: Buffer | undefined) => {
 /** Bounded wait for server-side state (expect.poll's bound from vitest.config.ts). */
 const waitFor = (condition: () => boolean) => expect.poll(condition).toBe(true);
 
-describe.each(['http2', 'grpc-js'] as const)('the %s transport', (transport: GrpcTransportKind) => {
+describe.each(['http2', 'lean', 'grpc-js'] as const)('the %s transport', (transport: GrpcTransportKind) => {
   let server: TestServer;
   let session: http2.ClientHttp2Session;
 
@@ -252,9 +252,9 @@ describe.each(['http2', 'grpc-js'] as const)('the %s transport', (transport: Grp
   });
 });
 
-describe('the http2 transport', () => {
+describe.each(['http2', 'lean'] as const)('the %s transport, HTTP/2 itself', (transport) => {
   it('caps the streams a connection may open at once', async () => {
-    const server = await startTestServer({ transport: 'http2' });
+    const server = await startTestServer({ transport });
     const session = http2.connect(`http://${server.url}`);
     try {
       await new Promise((resolve) => session.once('remoteSettings', resolve));
@@ -266,7 +266,7 @@ describe('the http2 transport', () => {
   });
 
   it('lets a request with a 1 MiB tensor in without waiting for a WINDOW_UPDATE', async () => {
-    const server = await startTestServer({ transport: 'http2' });
+    const server = await startTestServer({ transport });
     const session = http2.connect(`http://${server.url}`);
     try {
       await new Promise((resolve) => session.once('remoteSettings', resolve));
@@ -284,7 +284,7 @@ describe('the http2 transport', () => {
     // The server flushes a unary answer's trailers by closing the stream once they are submitted: it
     // must not reset a stream whose answer has not all gone out. A 16 KiB client window makes the
     // 256 KiB answers wait for WINDOW_UPDATEs, eight of them at once on one connection.
-    const server = await startTestServer({ transport: 'http2' });
+    const server = await startTestServer({ transport });
     const session = http2.connect(`http://${server.url}`, { settings: { initialWindowSize: 16_384 } });
     session.on('error', () => {});
     try {
@@ -312,7 +312,9 @@ describe('the http2 transport', () => {
       await server.stop();
     }
   });
+});
 
+describe('the http2 transport', () => {
   it('does not load grpc-js; the grpc-js transport does', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'infergate-transport-'));
     try {

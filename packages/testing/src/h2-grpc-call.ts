@@ -16,6 +16,31 @@ import { STREAM_INFER_PATH, startUnary, type UnaryRoute } from './rpc-routes.js'
 import type { ServerState } from './server-state.js';
 import { handleModelStreamInfer } from './stream-handler.js';
 
+/**
+ * One gRPC call's server side as the serving code below sees it, whatever carries it: node:http2's
+ * stream (`H2Call`) or the lean transport's (h2-grpc-lean-session.ts).
+ */
+export interface GrpcServerCall {
+  /** The status went out (or the call was cancelled): nothing more is sent. */
+  readonly done: boolean;
+  /** Called once if the client cancels or the deadline passes before the status is sent. */
+  onCancel: () => void;
+  /** Arms the deadline: at `ms`, DEADLINE_EXCEEDED goes out and the call counts as cancelled. */
+  deadline(ms: number): void;
+  /** A response message, already framed (prefix included). */
+  send(framed: Buffer): void;
+  /** The one response of a unary call (its chunks, in order), then status OK. */
+  reply(chunks: readonly Buffer[]): void;
+  /** Ends the call with `code` (0: OK). */
+  finish(code: number, message: string): void;
+  /** The request's bytes as they arrive (`listener` is set once, before any arrive). */
+  onData(listener: (chunk: Buffer) => void): void;
+  /** The request's end (END_STREAM); set once. */
+  onEnd(listener: () => void): void;
+  /** Reads and drops what is left of the request. */
+  drain(): void;
+}
+
 /** What every stream of one listener serves from. */
 export interface H2ServeContext {
   readonly state: ServerState;
@@ -60,7 +85,7 @@ function flushTrailers(stream: ServerHttp2Stream): void {
  * message, trailers (or a trailers-only answer) with the status, the `grpc-timeout` deadline, and
  * the client's cancellation (the stream closed before the status went out).
  */
-class H2Call {
+class H2Call implements GrpcServerCall {
   readonly #stream: ServerHttp2Stream;
   #headersSent = false;
   #done = false;
@@ -122,6 +147,18 @@ class H2Call {
     stream.end(chunks[last]);
   }
 
+  onData(listener: (chunk: Buffer) => void): void {
+    this.#stream.on('data', listener);
+  }
+
+  onEnd(listener: () => void): void {
+    this.#stream.once('end', listener);
+  }
+
+  drain(): void {
+    this.#stream.resume();
+  }
+
   /** Ends the call with `code` (0: OK). */
   finish(code: number, message: string): void {
     if (this.#done) return;
@@ -155,33 +192,46 @@ export function serveH2Stream(
     stream.respond({ ':status': 415 }, { endStream: true });
     return;
   }
+  serveGrpcCall(context, new H2Call(stream), headers);
+}
+
+/**
+ * Serves one gRPC call (its content type already checked): a unary RPC of the service,
+ * ModelStreamInfer, or a refusal.
+ */
+export function serveGrpcCall(
+  context: H2ServeContext,
+  call: GrpcServerCall,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): void {
   const path = headers[':path'] ?? '';
-  const call = new H2Call(stream);
   const timeout = headers['grpc-timeout'];
   if (typeof timeout === 'string') {
     try {
       call.deadline(parseTimeout(timeout));
     } catch (error) {
       call.finish((error as FramingError).code, (error as FramingError).message);
-      stream.resume();
+      call.drain();
       return;
     }
   }
   const encoding = typeof headers['grpc-encoding'] === 'string' ? headers['grpc-encoding'] : 'identity';
   if (path === STREAM_INFER_PATH) {
-    serveStreamInfer(context.state, stream, headers, call, encoding);
+    serveStreamInfer(context.state, headers, call, encoding);
     return;
   }
-  const route = context.routes.get(path);
+  const route = typeof path === 'string' ? context.routes.get(path) : undefined;
   if (route === undefined) {
-    call.finish(status.UNIMPLEMENTED, `The server does not implement the method ${path}`);
-    stream.resume();
+    call.finish(status.UNIMPLEMENTED, `The server does not implement the method ${String(path)}`);
+    call.drain();
     return;
   }
-  serveUnary(context.state, route, stream, headers, call, encoding);
+  serveUnary(context.state, route, headers, call, encoding);
 }
 
-function failWith(call: H2Call, error: unknown): void {
+type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+function failWith(call: GrpcServerCall, error: unknown): void {
   if (error instanceof FramingError) call.finish(error.code, error.message);
   else call.finish(status.INTERNAL, 'Error deserializing request');
 }
@@ -189,9 +239,8 @@ function failWith(call: H2Call, error: unknown): void {
 function serveUnary(
   state: ServerState,
   route: UnaryRoute,
-  stream: ServerHttp2Stream,
-  headers: IncomingHttpHeaders,
-  call: H2Call,
+  headers: RequestHeaders,
+  call: GrpcServerCall,
   encoding: string,
 ): void {
   let message: RawMessage | undefined;
@@ -200,7 +249,7 @@ function serveUnary(
     message = received;
     count += 1;
   });
-  stream.on('data', (chunk: Buffer) => {
+  call.onData((chunk: Buffer) => {
     if (call.done) return;
     try {
       reader.push(chunk);
@@ -212,7 +261,7 @@ function serveUnary(
       call.finish(status.UNIMPLEMENTED, `Received a second request message for unary method ${route.path}`);
     }
   });
-  stream.once('end', () => {
+  call.onEnd(() => {
     if (call.done) return;
     if (message === undefined || reader.partial) {
       call.finish(status.UNIMPLEMENTED, `Received no request message for unary method ${route.path}`);
@@ -225,8 +274,8 @@ function serveUnary(
 async function runUnary(
   state: ServerState,
   route: UnaryRoute,
-  headers: IncomingHttpHeaders,
-  call: H2Call,
+  headers: RequestHeaders,
+  call: GrpcServerCall,
   message: RawMessage,
   encoding: string,
 ): Promise<void> {
@@ -262,9 +311,8 @@ async function runUnary(
 
 function serveStreamInfer(
   state: ServerState,
-  stream: ServerHttp2Stream,
-  headers: IncomingHttpHeaders,
-  call: H2Call,
+  headers: RequestHeaders,
+  call: GrpcServerCall,
   encoding: string,
 ): void {
   const events = handleModelStreamInfer(state, {
@@ -313,7 +361,7 @@ function serveStreamInfer(
       }
     });
   });
-  stream.on('data', (chunk: Buffer) => {
+  call.onData((chunk: Buffer) => {
     if (call.done) return;
     try {
       reader.push(chunk);
@@ -321,7 +369,7 @@ function serveStreamInfer(
       refuse(error);
     }
   });
-  stream.once('end', () => {
+  call.onEnd(() => {
     const halfClose = () => {
       if (!call.done) events.halfClose();
     };

@@ -1,6 +1,7 @@
 import type { RecordedCall } from './call-recorder.js';
 import type { FaultInjector } from './fault-injector.js';
 import type { GrpcListener, GrpcTransportKind } from './grpc-listener.js';
+import { LeanGrpcListener } from './h2-grpc-lean-listener.js';
 import { H2GrpcListener } from './h2-grpc-listener.js';
 import type { HandlerTable } from './handler-table.js';
 import { HttpListener } from './http-listener.js';
@@ -56,10 +57,11 @@ export interface TestServerOptions {
    */
   http?: boolean | { port?: number };
   /**
-   * What serves the gRPC port: `'http2'`, this package's gRPC server on `node:http2` (it does not
-   * load grpc-js), or `'grpc-js'`, the `@grpc/grpc-js` server used before (loaded only when chosen;
-   * kept for one release, to compare the two side by side). Both serve the same RPCs, statuses
-   * and lifecycle. @default 'http2'
+   * What serves the gRPC port: `'lean'`, this package's gRPC server on a plain (or TLS) socket with
+   * `@infergate/core`'s HTTP/2 frame code (a unary answer's HEADERS, DATA and trailers in one write);
+   * `'http2'`, the same server on `node:http2`; or `'grpc-js'`, the `@grpc/grpc-js` server used
+   * before (loaded only when chosen; kept for one release). None but `'grpc-js'` loads grpc-js. All
+   * serve the same RPCs, statuses and lifecycle. @default 'lean'
    */
   transport?: GrpcTransportKind;
 }
@@ -94,9 +96,9 @@ export class TestServer {
     this.#port = options.port ?? 0;
     this.#graceMs = options.stopGraceMs ?? 2000;
     this.#tls = options.tls;
-    this.transport = options.transport ?? 'http2';
-    if (this.transport !== 'http2' && this.transport !== 'grpc-js') {
-      throw new TypeError(`transport must be 'http2' or 'grpc-js', got '${String(this.transport)}'`);
+    this.transport = options.transport ?? 'lean';
+    if (this.transport !== 'http2' && this.transport !== 'grpc-js' && this.transport !== 'lean') {
+      throw new TypeError(`transport must be 'http2', 'lean' or 'grpc-js', got '${String(this.transport)}'`);
     }
     const { maxBatchSize = 64, ...costs } = options.simulatedGpu ?? {};
     this.gpu = new SimulatedGpu(costs);
@@ -209,7 +211,9 @@ export class TestServer {
     const listener =
       this.transport === 'grpc-js'
         ? new (await import('./grpc-js-listener.js')).GrpcJsListener(options)
-        : new H2GrpcListener(options);
+        : this.transport === 'lean'
+          ? new LeanGrpcListener(options)
+          : new H2GrpcListener(options);
     this.#port = await listener.listen(this.host, this.#port);
     try {
       await this.#http?.listen();

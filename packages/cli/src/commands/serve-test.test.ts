@@ -27,6 +27,6 @@ describe('serve-test --transport', () => {
 
     const refused = await run(['--transport', 'grpc'], { ...io, stdout: () => {} });
     expect(refused).toBe(2);
-    expect(err.join('')).toContain("--transport must be http2 or grpc-js, got 'grpc'");
+    expect(err.join('')).toContain("--transport must be lean, http2 or grpc-js, got 'grpc'");
   });
 });

@@ -23,10 +23,12 @@ Options:
                           Default: 127.0.0.1.
   --port PORT             The Triton server's port (0 picks a free one).
                           Default: 8001.
-  --transport NAME        What serves the Triton server's gRPC: http2 (its
-                          own server on node:http2) or grpc-js (the
-                          @grpc/grpc-js server, kept for one release).
-                          Default: http2.
+  --transport NAME        What serves the Triton server's gRPC: lean (its
+                          own server on a plain socket with core's HTTP/2
+                          frames), http2 (the same on node:http2) or
+                          grpc-js (the @grpc/grpc-js server, kept for one
+                          release).
+                          Default: lean.
   --no-llm                Start only the Triton server.
   --json                  Print the addresses as one JSON line.
   -h, --help              Print this help.
@@ -46,9 +48,9 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     positionals(rest, []);
     const port = integerOption(values.port, 'port', 8001, 0);
     if (port > 65535) throw usageError(`--port must be at most 65535, got ${port}`);
-    const transport = values.transport ?? 'http2';
-    if (transport !== 'http2' && transport !== 'grpc-js')
-      throw usageError(`--transport must be http2 or grpc-js, got '${transport}'`);
+    const transport = values.transport ?? 'lean';
+    if (transport !== 'http2' && transport !== 'lean' && transport !== 'grpc-js')
+      throw usageError(`--transport must be lean, http2 or grpc-js, got '${transport}'`);
     const { signal } = io;
     if (signal === undefined)
       throw usageError('serve-test needs io.signal: it serves until that signal aborts');
