@@ -4,10 +4,11 @@
 // measured, latency from the scheduled send time; the bound is the suite's (maxQueueDelayMs + 2
 // service times, the service time measured). With --compare <dir>[,<dir>…], other builds of
 // @infergate/batcher run in the same rounds, the arms' order rotating each round (see
-// bench/batcher-cpu.ts for how to build one); --one-slot adds this build with one batch in flight.
+// bench/batcher-cpu.ts for how to build one); --one-slot adds this build with one batch in flight
+// (its maxQueueWaitMs --one-slot-wait, 10 by default; the bound stays the suite's).
 // Per arm: items/s answered (goodput), calls refused and their share of the calls made, p50/p99
 // from the scheduled time and the p99 over the bound, from the call (send), and the timeline.
-//   node scripts/bootstrap.mjs --dist bench/batcher-overload.ts [--seconds 2] [--rounds 3] [--compare <dir>] [--one-slot]
+//   node scripts/bootstrap.mjs --dist bench/batcher-overload.ts [--seconds 2] [--rounds 3] [--compare <dir>] [--one-slot [--one-slot-wait 10]]
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -111,7 +112,8 @@ console.log(
 );
 const arms = builds.map(([name, create]) => arm(name, create, 10));
 // --one-slot: this build once more with one batch in flight (what the lane's depth costs and buys).
-if (process.argv.includes('--one-slot')) arms.push(arm('adaptive (one slot)', createMicroBatcher, 10, 1));
+if (process.argv.includes('--one-slot'))
+  arms.push(arm('adaptive (one slot)', createMicroBatcher, Number(flag('one-slot-wait') ?? 10), 1));
 const loads = [loadavg()[0] ?? 0];
 const counters = async () => {
   const [stats] = await probe.base.modelStatistics('simulated_gpu');
