@@ -2,9 +2,13 @@
 // in its own process (the built CLI), adaptive batches of 8, `maxQueueSize` 16, admission by
 // expected wait (`maxQueueWaitMs` 10), Poisson arrivals at 4× the capacity a closed-loop probe
 // measured, latency from the scheduled send time; the bound is the suite's (maxQueueDelayMs + 2
-// service times, the service time measured). With --compare <dir>, another build of
-// @infergate/batcher runs in the same rounds (see bench/batcher-cpu.ts for how to build it).
-//   node scripts/bootstrap.mjs --dist bench/batcher-overload.ts [--seconds 2] [--rounds 3] [--compare <dir>]
+// service times, the service time measured). With --compare <dir>[,<dir>…], other builds of
+// @infergate/batcher run in the same rounds, the arms' order rotating each round (see
+// bench/batcher-cpu.ts for how to build one); --one-slot adds this build with one batch in flight
+// (its maxQueueWaitMs --one-slot-wait, 10 by default; the bound stays the suite's).
+// Per arm: items/s answered (goodput), calls refused and their share of the calls made, p50/p99
+// from the scheduled time and the p99 over the bound, from the call (send), and the timeline.
+//   node scripts/bootstrap.mjs --dist bench/batcher-overload.ts [--seconds 2] [--rounds 3] [--compare <dir>] [--one-slot [--one-slot-wait 10]]
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -52,7 +56,7 @@ interface Arm {
   executions: number;
 }
 
-function arm(name: string, create: Create, maxQueueWaitMs: number | undefined): Arm {
+function arm(name: string, create: Create, maxQueueWaitMs: number | undefined, slots = 2): Arm {
   const base = createTritonClient({ url, enableGpuIpc: false });
   const roundTrips: number[] = [];
   const probe = new OverloadProbe();
@@ -65,6 +69,7 @@ function arm(name: string, create: Create, maxQueueWaitMs: number | undefined): 
   };
   const batcher = create(probe.transport(timed), {
     ...options,
+    maxInFlightBatches: slots,
     client: base,
     ...(maxQueueWaitMs === undefined ? {} : { maxQueueWaitMs }),
   });
@@ -87,11 +92,11 @@ function arm(name: string, create: Create, maxQueueWaitMs: number | undefined): 
 }
 
 const builds: [string, Create][] = [['adaptive', createMicroBatcher]];
-if (compare !== undefined) {
-  const other = (await import(pathToFileURL(resolve(compare, 'index.js')).href)) as {
+for (const dir of compare?.split(',') ?? []) {
+  const other = (await import(pathToFileURL(resolve(dir, 'index.js')).href)) as {
     createMicroBatcher: Create;
   };
-  builds.push(['adaptive (--compare)', other.createMicroBatcher]);
+  builds.push([`adaptive (${dir.split('/').at(-1)})`, other.createMicroBatcher]);
 }
 // Capacity: enough closed-loop callers to keep both slots busy with full batches (no wait admission).
 const probe = arm('probe', createMicroBatcher, undefined);
@@ -106,6 +111,9 @@ console.log(
     `probe round trip p50 ${p(probe.roundTrips, 50).toFixed(2)} p99 ${p(probe.roundTrips, 99).toFixed(2)} ms`,
 );
 const arms = builds.map(([name, create]) => arm(name, create, 10));
+// --one-slot: this build once more with one batch in flight (what the lane's depth costs and buys).
+if (process.argv.includes('--one-slot'))
+  arms.push(arm('adaptive (one slot)', createMicroBatcher, Number(flag('one-slot-wait') ?? 10), 1));
 const loads = [loadavg()[0] ?? 0];
 const counters = async () => {
   const [stats] = await probe.base.modelStatistics('simulated_gpu');
@@ -115,20 +123,23 @@ const counters = async () => {
   };
 };
 for (let round = 0; round < rounds; round++) {
-  for (const target of arms) {
+  // The arms' order rotates each round, so that none always follows the same one.
+  const order = [...arms.slice(round % arms.length), ...arms.slice(0, round % arms.length)];
+  for (const target of order) {
     const before = await counters();
     const random = target.probe.random(4 * capacity);
     target.probe.start();
     const measured = await rateWindow(
       () => {
         const sent = performance.now();
-        const { inputs, done } = target.probe.call();
+        const { inputs, done, refused } = target.probe.call();
         return target.client.infer('simulated_gpu', inputs).then(
           () => {
             done();
             target.fromSend.push(performance.now() - sent);
           },
           (error: { code?: string }) => {
+            refused();
             if (error.code === 'QUEUE_FULL') target.refused += 1;
             throw error;
           },
@@ -155,7 +166,8 @@ for (const target of [...arms, probe]) {
   if (target !== probe) {
     const p99 = p(target.latencies, 99);
     console.log(
-      `${target.name.padEnd(21)} ${((target.completed / target.ms) * 1000).toFixed(0)}/s, ${target.refused} refused, ` +
+      `${target.name.padEnd(21)} ${((target.completed / target.ms) * 1000).toFixed(0)}/s, ${target.refused} refused ` +
+        `(${((100 * target.refused) / Math.max(1, target.refused + target.completed)).toFixed(1)} %), ` +
         `p50 ${p(target.latencies, 50).toFixed(2)} p99 ${p99.toFixed(2)} ms (÷ bound ${(p99 / bound).toFixed(3)}), ` +
         `from send p99 ÷ bound ${(p(target.fromSend, 99) / bound).toFixed(3)}; batch round trip p50 ` +
         `${p(target.roundTrips, 50).toFixed(2)} p90 ${p(target.roundTrips, 90).toFixed(2)} p99 ` +

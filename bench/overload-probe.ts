@@ -20,6 +20,8 @@ interface CallTimes {
   batchSent: number;
   batchAnswered: number;
   batchRows: number;
+  /** Batches already in flight when this call's batch was sent (0: the model was idle here). */
+  batchBehind: number;
   answered: number;
 }
 
@@ -43,6 +45,8 @@ function callIds(request: InferRequest): number[] {
 export class OverloadProbe {
   readonly #calls = new Map<number, CallTimes>();
   #nextId = 1;
+  /** Batches sent through the wrapped transport and not yet answered. */
+  #outstanding = 0;
   /** The current window's start, and the sum of the gaps drawn so far (the next call's due time). */
   #started = 0;
   #dueAfter = 0;
@@ -64,17 +68,26 @@ export class OverloadProbe {
       infer: (request, options) => {
         const sent = performance.now();
         const ids = callIds(request);
-        return inner.infer(request, options).then((response) => {
-          const back = performance.now();
-          for (const id of ids) {
-            const call = this.#calls.get(id);
-            if (call === undefined) continue;
-            call.batchSent = sent;
-            call.batchAnswered = back;
-            call.batchRows = ids.length;
-          }
-          return response;
-        });
+        const behind = this.#outstanding++;
+        return inner.infer(request, options).then(
+          (response) => {
+            this.#outstanding -= 1;
+            const back = performance.now();
+            for (const id of ids) {
+              const call = this.#calls.get(id);
+              if (call === undefined) continue;
+              call.batchSent = sent;
+              call.batchAnswered = back;
+              call.batchRows = ids.length;
+              call.batchBehind = behind;
+            }
+            return response;
+          },
+          (error: unknown) => {
+            this.#outstanding -= 1;
+            throw error;
+          },
+        );
       },
       stream: (request, options) => inner.stream(request, options),
     };
@@ -95,19 +108,33 @@ export class OverloadProbe {
    * A call's inputs with its id, and its record: the window's first call is made at the window's
    * start (due then), each next one a drawn gap later (the generator draws the gap after each send).
    */
-  call(): { id: number; inputs: InputTensor[]; done: () => void } {
+  call(): { id: number; inputs: InputTensor[]; done: () => void; refused: () => void } {
     const made = performance.now();
     if (this.#made === 0) this.#started = made;
     const due = this.#started + this.#dueAfter;
     this.#made += 1;
     const id = this.#nextId++ % 16_000_000;
-    const times: CallTimes = { due, made, batchSent: 0, batchAnswered: 0, batchRows: 0, answered: 0 };
+    const times: CallTimes = {
+      due,
+      made,
+      batchSent: 0,
+      batchAnswered: 0,
+      batchRows: 0,
+      batchBehind: 0,
+      answered: 0,
+    };
     this.#calls.set(id, times);
     return {
       id,
       inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 16], data: new Float32Array(16).fill(id) }],
       done: () => {
         times.answered = performance.now();
+      },
+      // A refused call leaves no record: under 4× overload three calls in four are refused, and
+      // keeping them (about 10k a second) grew this process's heap and its GC pauses, the very
+      // stalls the probe is there to see.
+      refused: () => {
+        this.#calls.delete(id);
       },
     };
   }
@@ -168,6 +195,8 @@ export class OverloadProbe {
       roundTrip: ms(percentile(sorted(calls.map((call) => call.batchAnswered - call.batchSent)), 50)),
       handOut: ms(percentile(sorted(calls.map((call) => call.answered - call.batchAnswered)), 50)),
       batchRows: percentile(sorted(calls.map((call) => call.batchRows)), 50),
+      // Share of the calls whose batch was sent while another was in flight (it queued in the server).
+      behindShare: round(calls.filter((call) => call.batchBehind > 0).length / Math.max(1, calls.length), 3),
       // Mean of each segment too: the slowest calls' tail is often one long segment.
       meanLag: ms(calls.reduce((sum, call) => sum + call.made - call.due, 0) / Math.max(1, calls.length)),
       meanQueued: ms(

@@ -208,6 +208,7 @@ async function openLoop(
             sample.fromSend.push(performance.now() - sent);
           },
           (error: { code?: string }) => {
+            traced?.refused();
             if (error.code === 'QUEUE_FULL') sample.rejections += 1;
             else unexpected ??= error;
             throw error;

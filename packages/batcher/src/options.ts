@@ -109,7 +109,7 @@ export const microBatcherOptionsSchema = z
     /**
      * Admission by expected wait: a call that could wait longer than this before its batch is sent
      * (estimated from a high batch round trip, the longer of the measured mean plus four mean
-     * deviations and the 95th percentile of the last 64, the rows queued ahead of it and the batches
+     * deviations and the 99th percentile of the last 256, the rows queued ahead of it and the batches
      * in flight, plus, for a call that must wait at all, that round trip's excess over the mean once
      * more for its own batch) fails at once with QUEUE_FULL, so that under overload an admitted call
      * is answered within about `maxQueueWaitMs` plus one typical batch round trip of its arrival,

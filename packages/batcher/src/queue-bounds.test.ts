@@ -107,7 +107,7 @@ describe('queue bounds and deadlines', () => {
       maxQueueWaitMs: 5,
     });
     // One 30 ms round trip, then nineteen of 4 ms: the mean is back near 4.4 ms and its deviation
-    // near 0, but the longest of the last twenty (their 95th percentile) is still 30 ms.
+    // near 0, but the longest of the last twenty (their 99th percentile) is still 30 ms.
     for (let round = 0; round < 20; round++) {
       const answer = batcher.infer(one(round));
       await vi.advanceTimersByTimeAsync(round === 0 ? 30 : 4);

@@ -8,7 +8,7 @@ export interface LaneStats {
   serviceMs: number;
   /**
    * The round trip admission by `maxQueueWaitMs` counts with, ms: the larger of `serviceMs` plus
-   * four mean deviations and the 95th percentile of the last 64 round trips (0 until three were measured).
+   * four mean deviations and the 99th percentile of the last 256 round trips (0 until three were measured).
    */
   serviceHighMs: number;
   /** Learned share of an answered batch's rows that were sent again within one service time. */

@@ -37,30 +37,40 @@ describe('fill planner (adaptive policy arithmetic)', () => {
     expect(planner.serviceHighMs).toBeCloseTo(2.64 + 4 * 0.95, 9);
   });
 
-  it("keeps the round trips' tail (95th percentile of the last 64) after the deviation has forgotten it", () => {
+  it("keeps the round trips' tail (99th percentile of the last 256) after the deviation has forgotten it", () => {
     const planner = new FillPlanner(64, 10, undefined, 'fill');
-    // 64 round trips of 4 ms, one in eight 20 ms (a descheduled process, a GC pause), then 16 of 4 ms.
-    for (let index = 0; index < 80; index++)
-      planner.answered(index * 10, 8, index < 64 && index % 8 === 0 ? 20 : 4);
-    // Six 20 ms round trips are in the last 64: the 4th longest is 20 ms.
+    // 256 round trips of 4 ms, one in 64 of them 20 ms (a descheduled process, a GC pause), then 16 of 4 ms.
+    for (let index = 0; index < 272; index++)
+      planner.answered(index * 10, 8, index < 256 && index % 64 === 0 ? 20 : 4);
+    // Three 20 ms round trips are in the last 256: the 3rd longest is 20 ms.
     expect(planner.serviceTailMs).toBe(20);
     expect(planner.serviceHighMs).toBe(20);
     // Sixteen steady batches after the last slow one, the mean and its deviation alone say far less.
     expect(planner.serviceMs + 4 * planner.serviceDevMs).toBeLessThan(6);
-    // Another 64 steady round trips push the slow ones out: back to the mean plus its deviations.
-    for (let index = 80; index < 144; index++) planner.answered(index * 10, 8, 4);
+    // Another 256 steady round trips push the slow ones out: back to the mean plus its deviations.
+    for (let index = 272; index < 528; index++) planner.answered(index * 10, 8, 4);
     expect(planner.serviceTailMs).toBe(4);
     expect(planner.serviceHighMs).toBeCloseTo(planner.serviceMs + 4 * planner.serviceDevMs, 9);
   });
 
-  it('takes the k-th longest of fewer round trips as its tail while it has fewer than 64', () => {
+  it('counts slow round trips rarer than one in twenty: the 99th percentile, not the 95th', () => {
+    const planner = new FillPlanner(64, 10, undefined, 'fill');
+    // Four slow round trips among 256 (1.6 %): under the 95th percentile, over the 99th. The last
+    // 72 are all steady, so a shorter window of the last 64 would not see them either.
+    for (let index = 0; index < 256; index++)
+      planner.answered(index * 10, 8, index < 184 && index % 46 === 0 ? 16 : 4);
+    expect(planner.serviceTailMs).toBe(16);
+    expect(planner.serviceHighMs).toBe(16);
+  });
+
+  it('takes the k-th longest of fewer round trips as its tail while it has fewer than 256', () => {
     const planner = new FillPlanner(64, 10, undefined, 'fill');
     expect(planner.serviceTailMs).toBe(0);
     for (const [at, ms] of [3, 9, 5].entries()) planner.answered(at * 10, 8, ms);
-    // Three round trips: 5 % of them rounds up to one, the longest.
+    // Three round trips: 1 % of them rounds up to one, the longest.
     expect(planner.serviceTailMs).toBe(9);
-    // 21 round trips: 5 % is 1.05, so the 2nd longest.
-    for (let index = 3; index < 21; index++) planner.answered(index * 10, 8, index === 10 ? 7 : 4);
+    // 101 round trips: 1 % is 1.01, so the 2nd longest.
+    for (let index = 3; index < 101; index++) planner.answered(index * 10, 8, index === 10 ? 7 : 4);
     expect(planner.serviceTailMs).toBe(7);
   });
 

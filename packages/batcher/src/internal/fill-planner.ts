@@ -29,10 +29,14 @@ const SERVICE_WEIGHT = 0.2;
 const DEVIATION_WEIGHT = 0.25;
 /** Mean deviations added to the mean for a round trip that is rarely exceeded (TCP's RTO uses 4). */
 const DEVIATIONS = 4;
-/** Round trips kept for their tail: the last 64 batches (a fraction of a second under load). */
-const TAIL_SAMPLES = 64;
-/** The tail's share from the top: the 95th percentile (the 4th longest of 64). */
-const TAIL_SHARE = 0.05;
+/** Round trips kept for their tail: the last 256 batches (about a second under load). */
+const TAIL_SAMPLES = 256;
+/**
+ * The tail's share from the top: the 99th percentile (the 3rd longest of 256). Admission's promise is
+ * read at the 99th percentile of the calls it admits; a margin sized by the 95th left one waiting
+ * call in twenty behind a batch slower than the margin allowed for.
+ */
+const TAIL_SHARE = 0.01;
 const RETURN_WEIGHT = 0.2;
 /** Fraction of an expected row from which it counts as a whole one. */
 const ROUND_UP_FROM = 0.2;
@@ -70,7 +74,7 @@ export class FillPlanner {
   #serviceDevMs = 0;
   #services = 0;
   /**
-   * The last `TAIL_SAMPLES` round trips (a ring) and their 95th percentile, computed when admission
+   * The last `TAIL_SAMPLES` round trips (a ring) and their 99th percentile, computed when admission
    * asks for it after a new answer (never on a lane without `maxQueueWaitMs`, at most once per batch).
    */
   readonly #recent = new Float64Array(TAIL_SAMPLES);
@@ -107,7 +111,7 @@ export class FillPlanner {
     return this.#services >= 3 ? this.#serviceDevMs : 0;
   }
 
-  /** The 95th percentile of the last 64 round trips (of all so far while fewer); 0 until `serviceMs` is known. */
+  /** The 99th percentile of the last 256 round trips (of all so far while fewer); 0 until `serviceMs` is known. */
   get serviceTailMs(): number {
     if (this.#services < 3) return 0;
     if (this.#tailStale) {
@@ -119,9 +123,9 @@ export class FillPlanner {
 
   /**
    * A round trip that batches rarely exceed, for admission by expected wait: the larger of the mean
-   * plus four mean deviations (as TCP estimates its retransmission timeout) and the 95th percentile
-   * of the last 64 round trips. The deviation follows steady variance; the percentile keeps the
-   * tail a jittery machine shows (a descheduled process, a GC pause: one round trip in twenty
+   * plus four mean deviations (as TCP estimates its retransmission timeout) and the 99th percentile
+   * of the last 256 round trips. The deviation follows steady variance; the percentile keeps the
+   * tail a jittery machine shows (a descheduled process, a GC pause: one round trip in fifty
    * several times the median), which an average of deviations forgets within a few batches. 0
    * until `serviceMs` is known.
    */
@@ -172,11 +176,11 @@ export class FillPlanner {
     this.#windows.push({ rows, arrived: 0, until: now + Math.min(this.#serviceMs, this.maxQueueDelayMs) });
   }
 
-  /** The 95th percentile of the kept round trips: the k-th longest, k = 5 % of them rounded up (4 of 64). */
+  /** The 99th percentile of the kept round trips: the k-th longest, k = 1 % of them rounded up (3 of 256). */
   #tail(): number {
     const count = Math.min(this.#services, TAIL_SAMPLES);
     const rank = Math.max(1, Math.ceil(count * TAIL_SHARE));
-    // The `rank` longest, kept sorted descending (rank is at most 4: a few comparisons per sample).
+    // The `rank` longest, kept sorted descending (rank is at most 3: a few comparisons per sample).
     const top: number[] = [];
     for (let index = 0; index < count; index++) {
       const value = this.#recent[index] as number;

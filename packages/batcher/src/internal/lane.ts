@@ -169,8 +169,8 @@ export class Lane {
   /**
    * How long a call queued now may wait, for admission by `maxQueueWaitMs`: one slot frees every
    * round trip ÷ slots, and the rows ahead fill `cap`-row batches. The round trip is a high one
-   * (`FillPlanner.serviceHighMs`: the learned mean plus four mean deviations, or the 95th percentile
-   * of the last 64 round trips when that is longer), so a machine whose batches vary (a loaded
+   * (`FillPlanner.serviceHighMs`: the learned mean plus four mean deviations, or the 99th percentile
+   * of the last 256 round trips when that is longer), so a machine whose batches vary (a loaded
    * client, a shared server, GC pauses) admits fewer calls rather than breaking its promise. A call that
    * must wait at all also gets that margin once more for its own batch, whose round trip varies as
    * much: the promise is an answer within `maxQueueWaitMs` plus one typical round trip, so the wait
