@@ -1,6 +1,12 @@
 import * as net from 'node:net';
 import * as tls from 'node:tls';
-import type { GrpcListener, GrpcListenerOptions, StopOutcome } from './grpc-listener.js';
+import {
+  type GrpcListener,
+  type GrpcListenerOptions,
+  listenOn,
+  type StopOutcome,
+  settleStop,
+} from './grpc-listener.js';
 import type { H2ServeContext } from './h2-grpc-call.js';
 import { LeanSession } from './h2-grpc-lean-session.js';
 import { MAX_CONCURRENT_STREAMS, SESSION_WINDOW, STREAM_WINDOW } from './h2-grpc-listener.js';
@@ -70,14 +76,7 @@ export class LeanGrpcListener implements GrpcListener {
       this.#sockets.add(socket);
       socket.once('close', () => this.#sockets.delete(socket));
     });
-    const bound = await new Promise<number>((resolve, reject) => {
-      const onError = (error: Error) => reject(error);
-      server.once('error', onError);
-      server.listen(port, host, () => {
-        server.removeListener('error', onError);
-        resolve((server.address() as { port: number }).port);
-      });
-    });
+    const bound = await listenOn(server, host, port);
     this.#server = server;
     this.#closed = new Promise((resolve) => server.once('close', () => resolve()));
     return bound;
@@ -90,16 +89,7 @@ export class LeanGrpcListener implements GrpcListener {
     server.close();
     // GOAWAY: no new streams; each connection closes once its streams are done.
     for (const session of this.#sessions) session.goAway();
-    return new Promise<StopOutcome>((resolve) => {
-      const timer = setTimeout(() => {
-        this.#destroySockets();
-        resolve('forced');
-      }, graceMs);
-      void this.#closed.then(() => {
-        clearTimeout(timer);
-        resolve('graceful');
-      });
-    });
+    return settleStop(this.#closed, graceMs, () => this.#destroySockets());
   }
 
   kill(): Promise<void> {

@@ -1,7 +1,13 @@
 import type * as Http2 from 'node:http2';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
-import type { GrpcListener, GrpcListenerOptions, StopOutcome } from './grpc-listener.js';
+import {
+  type GrpcListener,
+  type GrpcListenerOptions,
+  listenOn,
+  type StopOutcome,
+  settleStop,
+} from './grpc-listener.js';
 import { type H2ServeContext, serveH2Stream } from './h2-grpc-call.js';
 import { unaryRoutes } from './rpc-routes.js';
 
@@ -75,14 +81,7 @@ export class H2GrpcListener implements GrpcListener {
     server.on('stream', (stream: Http2.ServerHttp2Stream, headers: Http2.IncomingHttpHeaders) =>
       serveH2Stream(this.#context, stream, headers),
     );
-    const bound = await new Promise<number>((resolve, reject) => {
-      const onError = (error: Error) => reject(error);
-      server.once('error', onError);
-      server.listen(port, host, () => {
-        server.removeListener('error', onError);
-        resolve((server.address() as { port: number }).port);
-      });
-    });
+    const bound = await listenOn(server, host, port);
     this.#server = server;
     this.#closed = new Promise((resolve) => server.once('close', () => resolve()));
     return bound;
@@ -95,16 +94,7 @@ export class H2GrpcListener implements GrpcListener {
     server.close();
     // GOAWAY: no new streams; each session closes once its streams are done.
     for (const session of this.#sessions) session.close();
-    return new Promise<StopOutcome>((resolve) => {
-      const timer = setTimeout(() => {
-        this.#destroySockets();
-        resolve('forced');
-      }, graceMs);
-      void this.#closed.then(() => {
-        clearTimeout(timer);
-        resolve('graceful');
-      });
-    });
+    return settleStop(this.#closed, graceMs, () => this.#destroySockets());
   }
 
   kill(): Promise<void> {
