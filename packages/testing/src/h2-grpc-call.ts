@@ -18,7 +18,7 @@ import { handleModelStreamInfer } from './stream-handler.js';
 
 /**
  * One gRPC call's server side as the serving code below sees it, whatever carries it: node:http2's
- * stream (`H2Call`) or the lean transport's (h2-grpc-lean-session.ts).
+ * stream (`H2Call`) or the lean transport's (h2-grpc-lean-stream.ts).
  */
 export interface GrpcServerCall {
   /** The status went out (or the call was cancelled): nothing more is sent. */

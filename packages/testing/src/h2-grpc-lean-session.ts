@@ -5,33 +5,36 @@
 // GOAWAY, a cap on open streams. A unary answer's HEADERS, DATA and trailers leave in one write.
 import type { Socket } from 'node:net';
 import { FrameReader, type FrameSink, HeaderBlockReader } from '@infergate/core/internal/grpc-frames';
-import type { GrpcServerCall, H2ServeContext } from './h2-grpc-call.js';
+import type { H2ServeContext } from './h2-grpc-call.js';
 import { serveGrpcCall } from './h2-grpc-call.js';
-import { status } from './internal/grpc-status.js';
-import { encodeGrpcMessage } from './internal/grpc-wire.js';
-
-const FRAME_DATA = 0x0;
-const FRAME_HEADERS = 0x1;
-const FRAME_PRIORITY = 0x2;
-const FRAME_RST_STREAM = 0x3;
-const FRAME_SETTINGS = 0x4;
-const FRAME_PUSH_PROMISE = 0x5;
-const FRAME_PING = 0x6;
-const FRAME_GOAWAY = 0x7;
-const FRAME_WINDOW_UPDATE = 0x8;
-const FRAME_CONTINUATION = 0x9;
-const FLAG_END_STREAM = 0x1;
-const FLAG_ACK = 0x1;
-const FLAG_END_HEADERS = 0x4;
-const NO_ERROR = 0x0;
-const PROTOCOL_ERROR = 0x1;
-const FLOW_CONTROL_ERROR = 0x3;
-const STREAM_CLOSED = 0x5;
-const FRAME_SIZE_ERROR = 0x6;
-const REFUSED_STREAM = 0x7;
-const MAX_WINDOW = 0x7fffffff;
-const DEFAULT_WINDOW = 65_535;
-const DEFAULT_MAX_FRAME = 16_384;
+import {
+  DEFAULT_MAX_FRAME,
+  DEFAULT_WINDOW,
+  FLAG_ACK,
+  FLAG_END_HEADERS,
+  FLAG_END_STREAM,
+  FLOW_CONTROL_ERROR,
+  FRAME_CONTINUATION,
+  FRAME_DATA,
+  FRAME_GOAWAY,
+  FRAME_HEADERS,
+  FRAME_PING,
+  FRAME_PRIORITY,
+  FRAME_PUSH_PROMISE,
+  FRAME_RST_STREAM,
+  FRAME_SETTINGS,
+  FRAME_SIZE_ERROR,
+  FRAME_WINDOW_UPDATE,
+  frame,
+  frameHead,
+  MAX_WINDOW,
+  NO_ERROR,
+  PROTOCOL_ERROR,
+  REFUSED_STREAM,
+  STREAM_CLOSED,
+  UNSUPPORTED_MEDIA_BLOCK,
+} from './h2-grpc-lean-frames.js';
+import { LeanStream } from './h2-grpc-lean-stream.js';
 
 /**
  * The most PING and SETTINGS acknowledgements that may wait to reach the kernel: a client that keeps
@@ -59,224 +62,6 @@ export interface LeanLimits {
 }
 
 const noop = () => {};
-
-/** Writes a frame's 9-byte head into `target` at 0. */
-function writeHead(target: Buffer, length: number, type: number, flags: number, id: number): void {
-  target[0] = (length >>> 16) & 0xff;
-  target[1] = (length >>> 8) & 0xff;
-  target[2] = length & 0xff;
-  target[3] = type;
-  target[4] = flags;
-  target.writeUInt32BE(id, 5);
-}
-
-function frameHead(length: number, type: number, flags: number, id: number): Buffer {
-  const head = Buffer.allocUnsafe(9);
-  writeHead(head, length, type, flags, id);
-  return head;
-}
-
-/** A whole frame in one buffer (head and payload). */
-function frame(type: number, flags: number, id: number, payload: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(9 + payload.byteLength);
-  writeHead(out, payload.byteLength, type, flags, id);
-  payload.copy(out, 9);
-  return out;
-}
-
-/** An HPACK integer with an `prefix`-bit prefix, its first byte ORed with `high`. */
-function hpackInteger(out: number[], value: number, prefix: number, high: number): void {
-  const max = (1 << prefix) - 1;
-  if (value < max) {
-    out.push(high | value);
-    return;
-  }
-  out.push(high | max);
-  let rest = value - max;
-  while (rest >= 128) {
-    out.push((rest % 128) + 128);
-    rest = Math.floor(rest / 128);
-  }
-  out.push(rest);
-}
-
-/**
- * A header block of literal fields without indexing (RFC 7541, 6.2.2), no Huffman: the connection's
- * dynamic table is never used, so the peer's table size does not matter. `:status` 200 is the
- * static table's entry 8.
- */
-export function encodeHeaderBlock(fields: ReadonlyArray<readonly [string, string]>): Buffer {
-  const out: number[] = [];
-  for (const [name, value] of fields) {
-    if (name === ':status' && value === '200') {
-      out.push(0x88);
-      continue;
-    }
-    if (name === ':status') out.push(0x08);
-    else {
-      out.push(0x00);
-      hpackInteger(out, Buffer.byteLength(name, 'latin1'), 7, 0);
-      for (let i = 0; i < name.length; i++) out.push(name.charCodeAt(i) & 0xff);
-    }
-    const bytes = Buffer.from(value, 'latin1');
-    hpackInteger(out, bytes.byteLength, 7, 0);
-    for (const byte of bytes) out.push(byte);
-  }
-  return Buffer.from(out);
-}
-
-const RESPONSE_BLOCK = encodeHeaderBlock([
-  [':status', '200'],
-  ['content-type', 'application/grpc+proto'],
-  ['grpc-accept-encoding', 'identity,deflate,gzip'],
-]);
-const OK_TRAILERS_BLOCK = encodeHeaderBlock([['grpc-status', '0']]);
-const UNSUPPORTED_MEDIA_BLOCK = encodeHeaderBlock([[':status', '415']]);
-
-function statusBlock(code: number, message: string, trailersOnly: boolean): Buffer {
-  const fields: [string, string][] = trailersOnly
-    ? [
-        [':status', '200'],
-        ['content-type', 'application/grpc+proto'],
-      ]
-    : [];
-  fields.push(['grpc-status', String(code)]);
-  if (message !== '') fields.push(['grpc-message', encodeGrpcMessage(message)]);
-  return encodeHeaderBlock(fields);
-}
-
-/** One stream: a gRPC call's server side (`GrpcServerCall`) and its HTTP/2 state. */
-class LeanStream implements GrpcServerCall {
-  readonly id: number;
-  readonly #session: LeanSession;
-  /** Bytes we may still send on this stream (the peer's window for it). */
-  sendWindow: number;
-  /** Bytes the client sent that we have not yet given back with a WINDOW_UPDATE. */
-  unacked = 0;
-  /** Bytes the client may still send before a WINDOW_UPDATE. */
-  receiveWindow: number;
-  /** The client ended its side (END_STREAM). */
-  requestEnded = false;
-  /** The request's HEADERS carried END_STREAM (its end is delivered once the call is served). */
-  endsWithHeaders = false;
-  /** Frames waiting for the send window: response chunks, then the final header block. */
-  pending: Buffer[] = [];
-  pendingTrailers: Buffer | undefined;
-  /** Our side is over: END_STREAM sent or the stream reset. */
-  closed = false;
-  #headersSent = false;
-  #done = false;
-  #timer: NodeJS.Timeout | undefined;
-  #onData: (chunk: Buffer) => void = noop;
-  #onEnd: () => void = noop;
-  onCancel: () => void = noop;
-
-  constructor(session: LeanSession, id: number, sendWindow: number, receiveWindow: number) {
-    this.#session = session;
-    this.id = id;
-    this.sendWindow = sendWindow;
-    this.receiveWindow = receiveWindow;
-  }
-
-  get done(): boolean {
-    return this.#done;
-  }
-
-  deadline(ms: number): void {
-    this.#timer = setTimeout(() => {
-      if (this.#done) return;
-      this.finish(status.DEADLINE_EXCEEDED, 'Deadline exceeded');
-      this.onCancel();
-    }, ms);
-  }
-
-  send(framed: Buffer): void {
-    if (this.#done || this.closed) return;
-    if (!this.#headersSent) {
-      this.#headersSent = true;
-      this.#session.headers(this.id, RESPONSE_BLOCK, false);
-    }
-    this.pending.push(framed);
-    this.#session.pump(this);
-  }
-
-  reply(chunks: readonly Buffer[]): void {
-    if (this.#done || this.closed) return;
-    this.#end();
-    if (!this.#headersSent) {
-      this.#headersSent = true;
-      this.#session.headers(this.id, RESPONSE_BLOCK, false);
-    }
-    for (const chunk of chunks) this.pending.push(chunk);
-    this.pendingTrailers = OK_TRAILERS_BLOCK;
-    this.#session.pump(this);
-  }
-
-  finish(code: number, message: string): void {
-    if (this.#done) return;
-    this.#end();
-    if (this.closed) return;
-    if (this.#headersSent) {
-      this.pendingTrailers = statusBlock(code, message, false);
-      this.#session.pump(this);
-    } else {
-      this.#headersSent = true;
-      this.pendingTrailers = statusBlock(code, message, true);
-      this.#session.pump(this);
-    }
-  }
-
-  /** An HTTP answer with no gRPC status (a content type that is not gRPC's). */
-  refuse(block: Buffer): void {
-    this.#end();
-    this.#headersSent = true;
-    this.pendingTrailers = block;
-    this.#session.pump(this);
-  }
-
-  onData(listener: (chunk: Buffer) => void): void {
-    this.#onData = listener;
-  }
-
-  onEnd(listener: () => void): void {
-    this.#onEnd = listener;
-  }
-
-  drain(): void {
-    this.#onData = noop;
-    this.#onEnd = noop;
-  }
-
-  /** Request bytes from a DATA frame. */
-  data(chunk: Buffer): void {
-    this.#onData(chunk);
-  }
-
-  /** The client's END_STREAM. */
-  ended(): void {
-    this.requestEnded = true;
-    const listener = this.#onEnd;
-    this.#onEnd = noop;
-    listener();
-  }
-
-  /** The stream is gone before its status went out (RST_STREAM, the connection lost): cancelled. */
-  reset(): void {
-    this.closed = true;
-    this.pending = [];
-    this.pendingTrailers = undefined;
-    this.#onData = noop;
-    this.#onEnd = noop;
-    if (this.#done) return;
-    this.#end();
-    this.onCancel();
-  }
-
-  #end(): void {
-    this.#done = true;
-    clearTimeout(this.#timer);
-  }
-}
 
 /** One connection (plain or TLS socket, after ALPN). */
 export class LeanSession implements FrameSink {

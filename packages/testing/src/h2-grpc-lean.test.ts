@@ -4,7 +4,7 @@ import * as net from 'node:net';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { createTritonClient } from '@infergate/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { encodeHeaderBlock } from './h2-grpc-lean-session.js';
+import { encodeHeaderBlock } from './h2-grpc-lean-frames.js';
 import { toWireParameters } from './internal/parameters.js';
 import { ModelInferRequestSchema } from './internal/proto.js';
 import { startTestServer, type TestServer } from './test-server.js';

@@ -1,0 +1,141 @@
+// One stream of the lean gRPC transport (h2-grpc-lean-session.ts): a gRPC call's server side
+// (`GrpcServerCall`) and its HTTP/2 state, written through its connection.
+import type { GrpcServerCall } from './h2-grpc-call.js';
+import { OK_TRAILERS_BLOCK, RESPONSE_BLOCK, statusBlock } from './h2-grpc-lean-frames.js';
+import type { LeanSession } from './h2-grpc-lean-session.js';
+import { status } from './internal/grpc-status.js';
+
+const noop = () => {};
+
+/** One stream: a gRPC call's server side (`GrpcServerCall`) and its HTTP/2 state. */
+export class LeanStream implements GrpcServerCall {
+  readonly id: number;
+  readonly #session: LeanSession;
+  /** Bytes we may still send on this stream (the peer's window for it). */
+  sendWindow: number;
+  /** Bytes the client sent that we have not yet given back with a WINDOW_UPDATE. */
+  unacked = 0;
+  /** Bytes the client may still send before a WINDOW_UPDATE. */
+  receiveWindow: number;
+  /** The client ended its side (END_STREAM). */
+  requestEnded = false;
+  /** The request's HEADERS carried END_STREAM (its end is delivered once the call is served). */
+  endsWithHeaders = false;
+  /** Frames waiting for the send window: response chunks, then the final header block. */
+  pending: Buffer[] = [];
+  pendingTrailers: Buffer | undefined;
+  /** Our side is over: END_STREAM sent or the stream reset. */
+  closed = false;
+  #headersSent = false;
+  #done = false;
+  #timer: NodeJS.Timeout | undefined;
+  #onData: (chunk: Buffer) => void = noop;
+  #onEnd: () => void = noop;
+  onCancel: () => void = noop;
+
+  constructor(session: LeanSession, id: number, sendWindow: number, receiveWindow: number) {
+    this.#session = session;
+    this.id = id;
+    this.sendWindow = sendWindow;
+    this.receiveWindow = receiveWindow;
+  }
+
+  get done(): boolean {
+    return this.#done;
+  }
+
+  deadline(ms: number): void {
+    this.#timer = setTimeout(() => {
+      if (this.#done) return;
+      this.finish(status.DEADLINE_EXCEEDED, 'Deadline exceeded');
+      this.onCancel();
+    }, ms);
+  }
+
+  send(framed: Buffer): void {
+    if (this.#done || this.closed) return;
+    if (!this.#headersSent) {
+      this.#headersSent = true;
+      this.#session.headers(this.id, RESPONSE_BLOCK, false);
+    }
+    this.pending.push(framed);
+    this.#session.pump(this);
+  }
+
+  reply(chunks: readonly Buffer[]): void {
+    if (this.#done || this.closed) return;
+    this.#end();
+    if (!this.#headersSent) {
+      this.#headersSent = true;
+      this.#session.headers(this.id, RESPONSE_BLOCK, false);
+    }
+    for (const chunk of chunks) this.pending.push(chunk);
+    this.pendingTrailers = OK_TRAILERS_BLOCK;
+    this.#session.pump(this);
+  }
+
+  finish(code: number, message: string): void {
+    if (this.#done) return;
+    this.#end();
+    if (this.closed) return;
+    if (this.#headersSent) {
+      this.pendingTrailers = statusBlock(code, message, false);
+      this.#session.pump(this);
+    } else {
+      this.#headersSent = true;
+      this.pendingTrailers = statusBlock(code, message, true);
+      this.#session.pump(this);
+    }
+  }
+
+  /** An HTTP answer with no gRPC status (a content type that is not gRPC's). */
+  refuse(block: Buffer): void {
+    this.#end();
+    this.#headersSent = true;
+    this.pendingTrailers = block;
+    this.#session.pump(this);
+  }
+
+  onData(listener: (chunk: Buffer) => void): void {
+    this.#onData = listener;
+  }
+
+  onEnd(listener: () => void): void {
+    this.#onEnd = listener;
+  }
+
+  drain(): void {
+    this.#onData = noop;
+    this.#onEnd = noop;
+  }
+
+  /** Request bytes from a DATA frame. */
+  data(chunk: Buffer): void {
+    this.#onData(chunk);
+  }
+
+  /** The client's END_STREAM. */
+  ended(): void {
+    this.requestEnded = true;
+    const listener = this.#onEnd;
+    this.#onEnd = noop;
+    listener();
+  }
+
+  /** The stream is gone before its status went out (RST_STREAM, the connection lost): cancelled. */
+  reset(): void {
+    this.closed = true;
+    this.pending = [];
+    this.pendingTrailers = undefined;
+    this.#onData = noop;
+    this.#onEnd = noop;
+    if (this.#done) return;
+    this.#end();
+    this.onCancel();
+  }
+
+  #end(): void {
+    this.#done = true;
+    clearTimeout(this.#timer);
+  }
+}
