@@ -1,53 +1,44 @@
 // The lean gRPC transport's HTTP/2 wire pieces (h2-grpc-lean-session.ts): frame types, flags and
 // error codes (RFC 9113), frames built by hand, and the header blocks of an answer, written as HPACK
 // literals without indexing so no dynamic table is kept.
+import { MIN_MAX_FRAME_SIZE, writeFrameHead } from '@infergate/core/internal/grpc-frames';
 import { encodeGrpcMessage } from './internal/grpc-wire.js';
 
-export const FRAME_DATA = 0x0;
-export const FRAME_HEADERS = 0x1;
-export const FRAME_PRIORITY = 0x2;
-export const FRAME_RST_STREAM = 0x3;
-export const FRAME_SETTINGS = 0x4;
-export const FRAME_PUSH_PROMISE = 0x5;
-export const FRAME_PING = 0x6;
-export const FRAME_GOAWAY = 0x7;
-export const FRAME_WINDOW_UPDATE = 0x8;
-export const FRAME_CONTINUATION = 0x9;
-export const FLAG_END_STREAM = 0x1;
-export const FLAG_ACK = 0x1;
-export const FLAG_END_HEADERS = 0x4;
-export const NO_ERROR = 0x0;
-export const PROTOCOL_ERROR = 0x1;
-export const FLOW_CONTROL_ERROR = 0x3;
-export const STREAM_CLOSED = 0x5;
-export const FRAME_SIZE_ERROR = 0x6;
-export const REFUSED_STREAM = 0x7;
-export const MAX_WINDOW = 0x7fffffff;
-export const DEFAULT_WINDOW = 65_535;
-export const DEFAULT_MAX_FRAME = 16_384;
+// Frame types, flags, error codes and frames built whole: core's (the client engine's own).
+export {
+  DEFAULT_WINDOW,
+  FLAG_ACK,
+  FLAG_END_HEADERS,
+  FLAG_END_STREAM,
+  FLOW_CONTROL_ERROR,
+  FRAME_CONTINUATION,
+  FRAME_DATA,
+  FRAME_GOAWAY,
+  FRAME_HEADERS,
+  FRAME_PING,
+  FRAME_PRIORITY,
+  FRAME_PUSH_PROMISE,
+  FRAME_RST_STREAM,
+  FRAME_SETTINGS,
+  FRAME_SIZE_ERROR,
+  FRAME_WINDOW_UPDATE,
+  frame,
+  MAX_WINDOW,
+  NO_ERROR,
+  PREFACE,
+  PROTOCOL_ERROR,
+  REFUSED_STREAM,
+  STREAM_CLOSED,
+} from '@infergate/core/internal/grpc-frames';
 
-/** Writes a frame's 9-byte head into `target` at 0. */
-export function writeHead(target: Buffer, length: number, type: number, flags: number, id: number): void {
-  target[0] = (length >>> 16) & 0xff;
-  target[1] = (length >>> 8) & 0xff;
-  target[2] = length & 0xff;
-  target[3] = type;
-  target[4] = flags;
-  target.writeUInt32BE(id, 5);
-}
+/** A peer's SETTINGS_MAX_FRAME_SIZE until it says otherwise (RFC 9113, 6.5.2: the smallest allowed). */
+export const DEFAULT_MAX_FRAME = MIN_MAX_FRAME_SIZE;
 
+/** A frame's 9-byte head alone (its payload written after it, uncopied). */
 export function frameHead(length: number, type: number, flags: number, id: number): Buffer {
   const head = Buffer.allocUnsafe(9);
-  writeHead(head, length, type, flags, id);
+  writeFrameHead(head, 0, length, type, flags, id);
   return head;
-}
-
-/** A whole frame in one buffer (head and payload). */
-export function frame(type: number, flags: number, id: number, payload: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(9 + payload.byteLength);
-  writeHead(out, payload.byteLength, type, flags, id);
-  payload.copy(out, 9);
-  return out;
 }
 
 /** An HPACK integer with an `prefix`-bit prefix, its first byte ORed with `high`. */

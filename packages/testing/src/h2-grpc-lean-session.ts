@@ -29,6 +29,7 @@ import {
   frameHead,
   MAX_WINDOW,
   NO_ERROR,
+  PREFACE,
   PROTOCOL_ERROR,
   REFUSED_STREAM,
   STREAM_CLOSED,
@@ -49,8 +50,6 @@ export const MAX_UNFLUSHED_ANSWERS = 1000;
  */
 export const MAX_UNWRITTEN_BYTES = 256 << 20;
 const ENHANCE_YOUR_CALM = 0xb;
-
-const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 /** The transport's limits (the same as the node:http2 transport's). */
 export interface LeanLimits {

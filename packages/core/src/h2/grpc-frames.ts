@@ -210,8 +210,9 @@ export class MessageReader {
   }
 }
 
+export { FrameReader, type FrameSink } from './h2-frame-reader.js';
 // HTTP/2's own framing and header blocks, for the reference server's lean transport
 // (@infergate/testing), which serves gRPC on a plain socket with this engine's frame code.
-export { FrameReader, type FrameSink } from './h2-frame-reader.js';
+export * from './h2-frame-types.js';
 export { HeaderBlockReader } from './h2-header-block-reader.js';
 export { OUR_MAX_FRAME_SIZE, OUR_MAX_HEADER_LIST_SIZE } from './h2-settings.js';
