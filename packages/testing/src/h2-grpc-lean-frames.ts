@@ -1,35 +1,8 @@
-// The lean gRPC transport's HTTP/2 wire pieces (h2-grpc-lean-session.ts): frame types, flags and
-// error codes (RFC 9113), frames built by hand, and the header blocks of an answer, written as HPACK
-// literals without indexing so no dynamic table is kept.
+// The lean gRPC transport's own HTTP/2 wire pieces (h2-grpc-lean-session.ts; frame types, codes and
+// whole frames are core's): a DATA frame's head written apart from its payload, and the header
+// blocks of an answer, written as HPACK literals without indexing so no dynamic table is kept.
 import { MIN_MAX_FRAME_SIZE, writeFrameHead } from '@infergate/core/internal/grpc-frames';
 import { encodeGrpcMessage } from './internal/grpc-wire.js';
-
-// Frame types, flags, error codes and frames built whole: core's (the client engine's own).
-export {
-  DEFAULT_WINDOW,
-  FLAG_ACK,
-  FLAG_END_HEADERS,
-  FLAG_END_STREAM,
-  FLOW_CONTROL_ERROR,
-  FRAME_CONTINUATION,
-  FRAME_DATA,
-  FRAME_GOAWAY,
-  FRAME_HEADERS,
-  FRAME_PING,
-  FRAME_PRIORITY,
-  FRAME_PUSH_PROMISE,
-  FRAME_RST_STREAM,
-  FRAME_SETTINGS,
-  FRAME_SIZE_ERROR,
-  FRAME_WINDOW_UPDATE,
-  frame,
-  MAX_WINDOW,
-  NO_ERROR,
-  PREFACE,
-  PROTOCOL_ERROR,
-  REFUSED_STREAM,
-  STREAM_CLOSED,
-} from '@infergate/core/internal/grpc-frames';
 
 /** A peer's SETTINGS_MAX_FRAME_SIZE until it says otherwise (RFC 9113, 6.5.2: the smallest allowed). */
 export const DEFAULT_MAX_FRAME = MIN_MAX_FRAME_SIZE;

@@ -4,11 +4,7 @@
 // window and frame size applied), PING answered, both directions' flow control, RST_STREAM and
 // GOAWAY, a cap on open streams. A unary answer's HEADERS, DATA and trailers leave in one write.
 import type { Socket } from 'node:net';
-import { FrameReader, type FrameSink, HeaderBlockReader } from '@infergate/core/internal/grpc-frames';
-import type { H2ServeContext } from './h2-grpc-call.js';
-import { serveGrpcCall } from './h2-grpc-call.js';
 import {
-  DEFAULT_MAX_FRAME,
   DEFAULT_WINDOW,
   FLAG_ACK,
   FLAG_END_HEADERS,
@@ -25,16 +21,20 @@ import {
   FRAME_SETTINGS,
   FRAME_SIZE_ERROR,
   FRAME_WINDOW_UPDATE,
+  FrameReader,
+  type FrameSink,
   frame,
-  frameHead,
+  HeaderBlockReader,
   MAX_WINDOW,
   NO_ERROR,
   PREFACE,
   PROTOCOL_ERROR,
   REFUSED_STREAM,
   STREAM_CLOSED,
-  UNSUPPORTED_MEDIA_BLOCK,
-} from './h2-grpc-lean-frames.js';
+} from '@infergate/core/internal/grpc-frames';
+import type { H2ServeContext } from './h2-grpc-call.js';
+import { serveGrpcCall } from './h2-grpc-call.js';
+import { DEFAULT_MAX_FRAME, frameHead, UNSUPPORTED_MEDIA_BLOCK } from './h2-grpc-lean-frames.js';
 import { LeanStream } from './h2-grpc-lean-stream.js';
 
 /**
