@@ -1,13 +1,6 @@
 import type * as Http2 from 'node:http2';
 import { createRequire } from 'node:module';
-import type { Socket } from 'node:net';
-import {
-  type GrpcListener,
-  type GrpcListenerOptions,
-  listenOn,
-  type StopOutcome,
-  settleStop,
-} from './grpc-listener.js';
+import { type GrpcListenerOptions, SocketGrpcListener, serverTlsOptions } from './grpc-listener.js';
 import { type H2ServeContext, serveH2Stream } from './h2-grpc-call.js';
 import { unaryRoutes } from './rpc-routes.js';
 
@@ -26,22 +19,17 @@ export const STREAM_WINDOW = 4 << 20;
 /** Connection receive window: 16 streams' whole windows. */
 export const SESSION_WINDOW = 64 << 20;
 
-const pem = (value: string | Buffer) => (typeof value === 'string' ? Buffer.from(value) : value);
-
 /**
  * The reference server's gRPC port on `node:http2` directly (the `http2` transport): one 'stream'
  * listener dispatches each call (h2-grpc-call.ts). It keeps every session and raw socket so that
  * `stop()` can send GOAWAY to each and `kill()` can destroy them all at once, as a crash would.
  */
-export class H2GrpcListener implements GrpcListener {
+export class H2GrpcListener extends SocketGrpcListener<Http2.ServerHttp2Session> {
   readonly #context: H2ServeContext;
   readonly #options: GrpcListenerOptions;
-  #server: Http2.Http2Server | Http2.Http2SecureServer | undefined;
-  readonly #sockets = new Set<Socket>();
-  readonly #sessions = new Set<Http2.ServerHttp2Session>();
-  #closed: Promise<void> = Promise.resolve();
 
   constructor(options: GrpcListenerOptions) {
+    super();
     this.#options = options;
     this.#context = { state: options.state, routes: unaryRoutes(options.handlers) };
   }
@@ -57,22 +45,13 @@ export class H2GrpcListener implements GrpcListener {
         ? http2.createServer(common)
         : http2.createSecureServer({
             ...common,
-            key: pem(tls.key),
-            cert: pem(tls.cert),
-            ...(tls.ca === undefined ? {} : { ca: pem(tls.ca) }),
-            requestCert: tls.requireClientCert === true,
-            rejectUnauthorized: tls.requireClientCert === true,
-            ALPNProtocols: ['h2'],
+            ...serverTlsOptions(tls),
             allowHTTP1: false,
           });
-    server.on('connection', (socket: Socket) => {
-      this.#sockets.add(socket);
-      socket.once('close', () => this.#sockets.delete(socket));
-    });
     server.on('session', (session: Http2.ServerHttp2Session) => {
-      this.#sessions.add(session);
+      this.sessions.add(session);
       session.on('error', () => {});
-      session.once('close', () => this.#sessions.delete(session));
+      session.once('close', () => this.sessions.delete(session));
       session.once('connect', () => {
         if (!session.destroyed) session.setLocalWindowSize(SESSION_WINDOW);
       });
@@ -81,34 +60,10 @@ export class H2GrpcListener implements GrpcListener {
     server.on('stream', (stream: Http2.ServerHttp2Stream, headers: Http2.IncomingHttpHeaders) =>
       serveH2Stream(this.#context, stream, headers),
     );
-    const bound = await listenOn(server, host, port);
-    this.#server = server;
-    this.#closed = new Promise((resolve) => server.once('close', () => resolve()));
-    return bound;
+    return this.bind(server, host, port);
   }
 
-  stop(graceMs: number): Promise<StopOutcome> {
-    const server = this.#server;
-    if (server === undefined) return Promise.resolve('graceful');
-    this.#server = undefined;
-    server.close();
-    // GOAWAY: no new streams; each session closes once its streams are done.
-    for (const session of this.#sessions) session.close();
-    return settleStop(this.#closed, graceMs, () => this.#destroySockets());
-  }
-
-  kill(): Promise<void> {
-    const server = this.#server;
-    if (server === undefined) return this.#closed;
-    this.#server = undefined;
-    server.close();
-    this.#destroySockets();
-    return this.#closed;
-  }
-
-  /** Closes the TCP connections under the sessions: clients see a dead peer (UNAVAILABLE). */
-  #destroySockets(): void {
-    for (const socket of this.#sockets) socket.destroy();
-    for (const session of this.#sessions) session.destroy();
+  protected goAway(session: Http2.ServerHttp2Session): void {
+    session.close();
   }
 }
