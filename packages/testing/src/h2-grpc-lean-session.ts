@@ -6,6 +6,7 @@
 import type { Socket } from 'node:net';
 import {
   DEFAULT_WINDOW,
+  ENHANCE_YOUR_CALM,
   FLAG_ACK,
   FLAG_END_HEADERS,
   FLAG_END_STREAM,
@@ -25,11 +26,17 @@ import {
   type FrameSink,
   frame,
   HeaderBlockReader,
+  MAX_MAX_FRAME_SIZE,
   MAX_WINDOW,
+  MIN_MAX_FRAME_SIZE,
   NO_ERROR,
   PREFACE,
   PROTOCOL_ERROR,
   REFUSED_STREAM,
+  SETTINGS_ENABLE_PUSH,
+  SETTINGS_INITIAL_WINDOW_SIZE,
+  SETTINGS_MAX_CONCURRENT_STREAMS,
+  SETTINGS_MAX_FRAME_SIZE,
   STREAM_CLOSED,
 } from '@infergate/core/internal/grpc-frames';
 import type { H2ServeContext } from './h2-grpc-call.js';
@@ -49,7 +56,6 @@ export const MAX_UNFLUSHED_ANSWERS = 1000;
  * never reads is dropped here.
  */
 export const MAX_UNWRITTEN_BYTES = 256 << 20;
-const ENHANCE_YOUR_CALM = 0xb;
 
 /** The transport's limits (the same as the node:http2 transport's). */
 export interface LeanLimits {
@@ -105,11 +111,11 @@ export class LeanSession implements FrameSink {
     socket.on('data', (chunk: Buffer) => this.#read(chunk));
     socket.once('close', () => this.#closed());
     const settings = Buffer.allocUnsafe(18);
-    settings.writeUInt16BE(0x3, 0);
+    settings.writeUInt16BE(SETTINGS_MAX_CONCURRENT_STREAMS, 0);
     settings.writeUInt32BE(limits.maxConcurrentStreams, 2);
-    settings.writeUInt16BE(0x4, 6);
+    settings.writeUInt16BE(SETTINGS_INITIAL_WINDOW_SIZE, 6);
     settings.writeUInt32BE(limits.streamWindow, 8);
-    settings.writeUInt16BE(0x5, 12);
+    settings.writeUInt16BE(SETTINGS_MAX_FRAME_SIZE, 12);
     settings.writeUInt32BE(limits.maxFrameSize, 14);
     this.#write(frame(FRAME_SETTINGS, 0, 0, settings));
     if (limits.sessionWindow > DEFAULT_WINDOW) {
@@ -358,7 +364,7 @@ export class LeanSession implements FrameSink {
     for (let at = 0; at < payload.byteLength; at += 6) {
       const key = payload.readUInt16BE(at);
       const value = payload.readUInt32BE(at + 2);
-      if (key === 0x4) {
+      if (key === SETTINGS_INITIAL_WINDOW_SIZE) {
         if (value > MAX_WINDOW) {
           this.#connectionError(FLOW_CONTROL_ERROR, 'initial window over 2^31-1');
           return;
@@ -366,13 +372,13 @@ export class LeanSession implements FrameSink {
         const delta = value - this.#peerInitialWindow;
         this.#peerInitialWindow = value;
         for (const stream of this.#streams.values()) stream.sendWindow += delta;
-      } else if (key === 0x5) {
-        if (value < DEFAULT_MAX_FRAME || value > 16_777_215) {
+      } else if (key === SETTINGS_MAX_FRAME_SIZE) {
+        if (value < MIN_MAX_FRAME_SIZE || value > MAX_MAX_FRAME_SIZE) {
           this.#connectionError(PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range');
           return;
         }
         this.#peerMaxFrame = value;
-      } else if (key === 0x2 && value > 1) {
+      } else if (key === SETTINGS_ENABLE_PUSH && value > 1) {
         this.#connectionError(PROTOCOL_ERROR, 'SETTINGS_ENABLE_PUSH not 0 or 1');
         return;
       }
