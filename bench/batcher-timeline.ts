@@ -39,6 +39,36 @@ import { closedLoopWindow } from '../packages/cli/src/perf/load-window.js';
 import { flag } from './lib.js';
 
 const clock = () => Number(process.hrtime.bigint()) / 1e6;
+/** The reference server's hook for answers held until their execution ends (decision 0023). */
+const ANSWER_EARLY = Symbol.for('infergate.testing.answerEarly');
+
+/**
+ * Socket-level probes, on either transport (node:http2 or the lean ones): when a socket last
+ * emitted 'data' (its bytes read into JavaScript), and when a socket's `uncork` (both lean ends cork
+ * a turn's writes and flush them in one `writev` at the end of the microtask queue) was last
+ * entered and returned. At c64 one batch is in flight, so "last" is the batch's.
+ */
+const probes = { data: 0, uncorkIn: 0, uncorkOut: 0 };
+{
+  const { Socket } = await import('node:net');
+  const { EventEmitter } = await import('node:events');
+  const emit = EventEmitter.prototype.emit;
+  EventEmitter.prototype.emit = function (this: unknown, name: string | symbol, ...args: unknown[]) {
+    if (name === 'data' && this instanceof Socket) probes.data = clock();
+    return emit.call(this, name, ...args);
+  } as typeof emit;
+  const uncork = Socket.prototype.uncork;
+  Socket.prototype.uncork = function (this: InstanceType<typeof Socket>) {
+    const corked = this.writableCorked;
+    const entered = clock();
+    uncork.call(this);
+    // Only the uncork that flushes (a second one on an uncorked socket is a no-op).
+    if (corked === 1) {
+      probes.uncorkIn = entered;
+      probes.uncorkOut = clock();
+    }
+  };
+}
 
 interface Execution {
   key: number;
@@ -53,6 +83,11 @@ interface Execution {
   streamEnded: number;
   /** When the server's JavaScript saw the request's stream (its 'stream' event). */
   received: number;
+  /** When the request's last bytes were read from the server's socket (any transport). */
+  socketData: number;
+  /** When the answer's flush began (`uncork` entered: the answer encoded and queued) and returned (`writev` done). */
+  written: number;
+  writevReturned: number;
 }
 
 if (process.argv.includes('--serve')) {
@@ -109,7 +144,45 @@ if (process.argv.includes('--serve')) {
         const key = new DataView(raw.buffer, raw.byteOffset, 4).getFloat32(0, true);
         let start = 0;
         let received = 0;
-        const outputs = await execute(request, {
+        let socketData = 0;
+        // The model's end: when it returned, or (an answer held by the transport, decision 0023)
+        // when the execution it handed over ended; stamped before the answer's write runs.
+        const ended = () => {
+          const returned = clock();
+          // The execution's nominal end: the slot's cost after it was taken.
+          const end = start + gpu.costMs(request.batchSize);
+          const execution: Execution = {
+            key,
+            rows: request.batchSize,
+            start,
+            end,
+            firstTurn: 0,
+            secondTurn: 0,
+            returned,
+            streamEnded: 0,
+            received,
+            socketData,
+            written: 0,
+            writevReturned: 0,
+          };
+          executions.push(execution);
+          setImmediate(() => {
+            execution.firstTurn = clock();
+            // The answer leaves in the turn of the end (lean) or the next check phase (node:http2).
+            if (probes.uncorkIn >= returned) {
+              execution.written = probes.uncorkIn;
+              execution.writevReturned = probes.uncorkOut;
+            }
+            execution.streamEnded = lastEnd;
+            setImmediate(() => {
+              execution.secondTurn = clock();
+            });
+          });
+        };
+        // The pipeline's hook for answers held until the execution's end, passed on (stamped).
+        const hook = (context as unknown as Record<symbol, unknown>)[ANSWER_EARLY];
+        let held = false;
+        const inner: Record<string | symbol, unknown> = {
           get signal() {
             return context.signal;
           },
@@ -119,31 +192,19 @@ if (process.argv.includes('--serve')) {
           computeStarted() {
             start = clock();
             received = lastStream;
+            socketData = probes.data;
             context.computeStarted();
           },
-        } as typeof context);
-        const returned = clock();
-        // The execution's nominal end: the slot's cost after it was taken.
-        const end = start + gpu.costMs(request.batchSize);
-        const execution = {
-          key,
-          rows: request.batchSize,
-          start,
-          end,
-          firstTurn: 0,
-          secondTurn: 0,
-          returned,
-          streamEnded: 0,
-          received,
         };
-        executions.push(execution);
-        setImmediate(() => {
-          execution.firstTurn = clock();
-          execution.streamEnded = lastEnd;
-          setImmediate(() => {
-            execution.secondTurn = clock();
-          });
-        });
+        if (typeof hook === 'function') {
+          inner[ANSWER_EARLY] = (until: Promise<void>) => {
+            held = true;
+            until.then(ended, () => {});
+            (hook as (until: Promise<void>) => void)(until);
+          };
+        }
+        const outputs = await execute(request, inner as unknown as typeof context);
+        if (!held) ended();
         return outputs;
       },
     };
@@ -176,15 +237,24 @@ if (process.argv.includes('--serve')) {
   const { url } = await reply<{ url: string }>();
   const arms = ['timed_gpu', ...(flag('compare') === undefined ? [] : ['timed_gpu_compare'])].map((model) => {
     const base = createTritonClient({ url, enableGpuIpc: false });
-    const batches: { key: number; sent: number; answered: number }[] = [];
+    const batches: {
+      key: number;
+      sent: number;
+      answered: number;
+      /** The request's flush returned (client `uncork`), and the answer's bytes read (socket 'data'). */
+      requestWritten: number;
+      answerData: number;
+    }[] = [];
     const recorded: InferTransport = {
       infer: (request, options) => {
         const raw = request.inputs[0]?.raw as Uint8Array;
         const key = new DataView(raw.buffer, raw.byteOffset, 4).getFloat32(0, true);
-        const batch = { key, sent: clock(), answered: 0 };
+        const batch = { key, sent: clock(), answered: 0, requestWritten: 0, answerData: 0 };
         batches.push(batch);
         return base.grpc.infer(request, options).then((response) => {
           batch.answered = clock();
+          batch.requestWritten = probes.uncorkOut;
+          batch.answerData = probes.data;
           return response;
         });
       },
@@ -196,12 +266,20 @@ if (process.argv.includes('--serve')) {
       request: [],
       wire: [],
       serverIn: [],
+      'in.clientWrite': [],
+      'in.toServerData': [],
+      'in.serverToSlot': [],
       toReturn: [],
       endToReturned: [],
       endToStreamEnd: [],
       endToTurn1: [],
       endToTurn2: [],
       answer: [],
+      'out.toReturned': [],
+      'out.toWritten': [],
+      'out.writev': [],
+      'out.toClientData': [],
+      'out.decode': [],
       client: [],
       cycle: [],
     };
@@ -243,6 +321,18 @@ if (process.argv.includes('--serve')) {
           push(arm, 'wire', execution.received - batch.sent);
           push(arm, 'serverIn', execution.start - execution.received);
         }
+        if (batch.requestWritten >= batch.sent && execution.socketData >= batch.requestWritten) {
+          push(arm, 'in.clientWrite', batch.requestWritten - batch.sent);
+          push(arm, 'in.toServerData', execution.socketData - batch.requestWritten);
+          push(arm, 'in.serverToSlot', execution.start - execution.socketData);
+        }
+        if (execution.written > 0 && batch.answerData >= execution.writevReturned) {
+          push(arm, 'out.toReturned', execution.returned - execution.end);
+          push(arm, 'out.toWritten', execution.written - execution.returned);
+          push(arm, 'out.writev', execution.writevReturned - execution.written);
+          push(arm, 'out.toClientData', batch.answerData - execution.writevReturned);
+          push(arm, 'out.decode', batch.answered - batch.answerData);
+        }
         push(arm, 'toReturn', execution.returned - execution.start);
         push(arm, 'endToReturned', execution.returned - execution.end);
         if (execution.streamEnded > execution.end)
@@ -273,6 +363,7 @@ if (process.argv.includes('--serve')) {
         `${((arm.items / arm.ms) * 1000).toFixed(0)} items/s, ${arm.parts.cycle?.length} cycles`,
     );
     for (const [name, values] of Object.entries(arm.parts)) {
+      if (values.length === 0) continue;
       console.log(
         `  ${name.padEnd(14)} ${pct(values, 10)} / ${pct(values, 50)} / ${pct(values, 90)} (${mean(values)})`,
       );
