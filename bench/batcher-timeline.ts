@@ -16,6 +16,12 @@
 //   node scripts/bootstrap.mjs --dist bench/batcher-timeline.ts [--seconds 2] [--rounds 3]
 //       [--concurrency 64] [--flush adaptive|fixed] [--profile-server DIR] [--compare DIR]
 //       [--transport http2|lean]
+// Socket probes on every transport split the request (in.clientWrite: batch sent → the client's
+// flush returned; in.toServerData: → the server's socket emitted it; in.serverToSlot: → the slot)
+// and the answer (out.toReturned, out.toWritten: → the server's flush began, out.writev,
+// out.toClientData: → the client's socket emitted it, out.decode: → the decoded answer), and the
+// client's part (client.handOut: → the first caller resumed, client.callers: → the last,
+// client.nextBatch: → the next batch sent).
 // --compare DIR: a second model, `timed_gpu_compare`, built by another build of @infergate/testing
 // (its dist/ directory copied inside packages/testing/ so that it resolves its dependencies, e.g.
 // main's as packages/testing/.dist-main; delete it after), its own slot, the arms alternating round
@@ -244,17 +250,30 @@ if (process.argv.includes('--serve')) {
       /** The request's flush returned (client `uncork`), and the answer's bytes read (socket 'data'). */
       requestWritten: number;
       answerData: number;
+      /** When the first and the last of its callers' calls resolved (the batcher's hand-out). */
+      firstCaller: number;
+      lastCaller: number;
     }[] = [];
+    const arm = { current: undefined as (typeof batches)[number] | undefined };
     const recorded: InferTransport = {
       infer: (request, options) => {
         const raw = request.inputs[0]?.raw as Uint8Array;
         const key = new DataView(raw.buffer, raw.byteOffset, 4).getFloat32(0, true);
-        const batch = { key, sent: clock(), answered: 0, requestWritten: 0, answerData: 0 };
+        const batch = {
+          key,
+          sent: clock(),
+          answered: 0,
+          requestWritten: 0,
+          answerData: 0,
+          firstCaller: 0,
+          lastCaller: 0,
+        };
         batches.push(batch);
         return base.grpc.infer(request, options).then((response) => {
           batch.answered = clock();
           batch.requestWritten = probes.uncorkOut;
           batch.answerData = probes.data;
+          arm.current = batch;
           return response;
         });
       },
@@ -281,15 +300,41 @@ if (process.argv.includes('--serve')) {
       'out.toClientData': [],
       'out.decode': [],
       client: [],
+      'client.handOut': [],
+      'client.callers': [],
+      'client.nextBatch': [],
       cycle: [],
     };
-    return { model, base, batcher, front, batches, parts, overrunMs: 0, executions: 0, items: 0, ms: 0 };
+    return {
+      model,
+      base,
+      batcher,
+      front,
+      batches,
+      parts,
+      handing: arm,
+      overrunMs: 0,
+      executions: 0,
+      items: 0,
+      ms: 0,
+    };
   });
   let seed = 0;
+  // Each caller's answer stamps the batch it came from (first and last caller resumed).
   const call = (arm: (typeof arms)[number]) => () =>
-    arm.front.infer(arm.model, [
-      { name: 'INPUT0', datatype: 'FP32', shape: [1, 16], data: new Float32Array(16).fill(seed++) },
-    ]);
+    arm.front
+      .infer(arm.model, [
+        { name: 'INPUT0', datatype: 'FP32', shape: [1, 16], data: new Float32Array(16).fill(seed++) },
+      ])
+      .then((response) => {
+        const batch = arm.handing.current;
+        if (batch !== undefined) {
+          const now = clock();
+          if (batch.firstCaller === 0) batch.firstCaller = now;
+          batch.lastCaller = now;
+        }
+        return response;
+      });
   for (const arm of arms) await closedLoopWindow(call(arm), concurrency, 1000);
   const push = (arm: (typeof arms)[number], name: string, value: number) => arm.parts[name]?.push(value);
   for (let round = 0; round < rounds; round++) {
@@ -341,6 +386,11 @@ if (process.argv.includes('--serve')) {
         if (execution.secondTurn > 0) push(arm, 'endToTurn2', execution.secondTurn - execution.end);
         push(arm, 'answer', batch.answered - execution.end);
         push(arm, 'client', next.sent - batch.answered);
+        if (batch.firstCaller >= batch.answered && next.sent >= batch.lastCaller) {
+          push(arm, 'client.handOut', batch.firstCaller - batch.answered);
+          push(arm, 'client.callers', batch.lastCaller - batch.firstCaller);
+          push(arm, 'client.nextBatch', next.sent - batch.lastCaller);
+        }
         if (nextExecution !== undefined) push(arm, 'cycle', nextExecution.start - execution.start);
       }
     }
