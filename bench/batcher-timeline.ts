@@ -16,6 +16,12 @@
 //   node scripts/bootstrap.mjs --dist bench/batcher-timeline.ts [--seconds 2] [--rounds 3]
 //       [--concurrency 64] [--flush adaptive|fixed] [--profile-server DIR] [--compare DIR]
 //       [--transport http2|lean]
+// Socket probes on every transport split the request (in.clientWrite: batch sent → the client's
+// flush returned; in.toServerData: → the server's socket emitted it; in.serverToSlot: → the slot)
+// and the answer (out.toReturned, out.toWritten: → the server's flush began, out.writev,
+// out.toClientData: → the client's socket emitted it, out.decode: → the decoded answer), and the
+// client's part (client.handOut: → the first caller resumed, client.callers: → the last,
+// client.nextBatch: → the next batch sent).
 // --compare DIR: a second model, `timed_gpu_compare`, built by another build of @infergate/testing
 // (its dist/ directory copied inside packages/testing/ so that it resolves its dependencies, e.g.
 // main's as packages/testing/.dist-main; delete it after), its own slot, the arms alternating round
@@ -39,6 +45,36 @@ import { closedLoopWindow } from '../packages/cli/src/perf/load-window.js';
 import { flag } from './lib.js';
 
 const clock = () => Number(process.hrtime.bigint()) / 1e6;
+/** The reference server's hook for answers held until their execution ends (decision 0023). */
+const ANSWER_EARLY = Symbol.for('infergate.testing.answerEarly');
+
+/**
+ * Socket-level probes, on either transport (node:http2 or the lean ones): when a socket last
+ * emitted 'data' (its bytes read into JavaScript), and when a socket's `uncork` (both lean ends cork
+ * a turn's writes and flush them in one `writev` at the end of the microtask queue) was last
+ * entered and returned. At c64 one batch is in flight, so "last" is the batch's.
+ */
+const probes = { data: 0, uncorkIn: 0, uncorkOut: 0 };
+{
+  const { Socket } = await import('node:net');
+  const { EventEmitter } = await import('node:events');
+  const emit = EventEmitter.prototype.emit;
+  EventEmitter.prototype.emit = function (this: unknown, name: string | symbol, ...args: unknown[]) {
+    if (name === 'data' && this instanceof Socket) probes.data = clock();
+    return emit.call(this, name, ...args);
+  } as typeof emit;
+  const uncork = Socket.prototype.uncork;
+  Socket.prototype.uncork = function (this: InstanceType<typeof Socket>) {
+    const corked = this.writableCorked;
+    const entered = clock();
+    uncork.call(this);
+    // Only the uncork that flushes (a second one on an uncorked socket is a no-op).
+    if (corked === 1) {
+      probes.uncorkIn = entered;
+      probes.uncorkOut = clock();
+    }
+  };
+}
 
 interface Execution {
   key: number;
@@ -53,6 +89,11 @@ interface Execution {
   streamEnded: number;
   /** When the server's JavaScript saw the request's stream (its 'stream' event). */
   received: number;
+  /** When the request's last bytes were read from the server's socket (any transport). */
+  socketData: number;
+  /** When the answer's flush began (`uncork` entered: the answer encoded and queued) and returned (`writev` done). */
+  written: number;
+  writevReturned: number;
 }
 
 if (process.argv.includes('--serve')) {
@@ -109,7 +150,45 @@ if (process.argv.includes('--serve')) {
         const key = new DataView(raw.buffer, raw.byteOffset, 4).getFloat32(0, true);
         let start = 0;
         let received = 0;
-        const outputs = await execute(request, {
+        let socketData = 0;
+        // The model's end: when it returned, or (an answer held by the transport, decision 0023)
+        // when the execution it handed over ended; stamped before the answer's write runs.
+        const ended = () => {
+          const returned = clock();
+          // The execution's nominal end: the slot's cost after it was taken.
+          const end = start + gpu.costMs(request.batchSize);
+          const execution: Execution = {
+            key,
+            rows: request.batchSize,
+            start,
+            end,
+            firstTurn: 0,
+            secondTurn: 0,
+            returned,
+            streamEnded: 0,
+            received,
+            socketData,
+            written: 0,
+            writevReturned: 0,
+          };
+          executions.push(execution);
+          setImmediate(() => {
+            execution.firstTurn = clock();
+            // The answer leaves in the turn of the end (lean) or the next check phase (node:http2).
+            if (probes.uncorkIn >= returned) {
+              execution.written = probes.uncorkIn;
+              execution.writevReturned = probes.uncorkOut;
+            }
+            execution.streamEnded = lastEnd;
+            setImmediate(() => {
+              execution.secondTurn = clock();
+            });
+          });
+        };
+        // The pipeline's hook for answers held until the execution's end, passed on (stamped).
+        const hook = (context as unknown as Record<symbol, unknown>)[ANSWER_EARLY];
+        let held = false;
+        const inner: Record<string | symbol, unknown> = {
           get signal() {
             return context.signal;
           },
@@ -119,31 +198,19 @@ if (process.argv.includes('--serve')) {
           computeStarted() {
             start = clock();
             received = lastStream;
+            socketData = probes.data;
             context.computeStarted();
           },
-        } as typeof context);
-        const returned = clock();
-        // The execution's nominal end: the slot's cost after it was taken.
-        const end = start + gpu.costMs(request.batchSize);
-        const execution = {
-          key,
-          rows: request.batchSize,
-          start,
-          end,
-          firstTurn: 0,
-          secondTurn: 0,
-          returned,
-          streamEnded: 0,
-          received,
         };
-        executions.push(execution);
-        setImmediate(() => {
-          execution.firstTurn = clock();
-          execution.streamEnded = lastEnd;
-          setImmediate(() => {
-            execution.secondTurn = clock();
-          });
-        });
+        if (typeof hook === 'function') {
+          inner[ANSWER_EARLY] = (until: Promise<void>) => {
+            held = true;
+            until.then(ended, () => {});
+            (hook as (until: Promise<void>) => void)(until);
+          };
+        }
+        const outputs = await execute(request, inner as unknown as typeof context);
+        if (!held) ended();
         return outputs;
       },
     };
@@ -176,15 +243,37 @@ if (process.argv.includes('--serve')) {
   const { url } = await reply<{ url: string }>();
   const arms = ['timed_gpu', ...(flag('compare') === undefined ? [] : ['timed_gpu_compare'])].map((model) => {
     const base = createTritonClient({ url, enableGpuIpc: false });
-    const batches: { key: number; sent: number; answered: number }[] = [];
+    const batches: {
+      key: number;
+      sent: number;
+      answered: number;
+      /** The request's flush returned (client `uncork`), and the answer's bytes read (socket 'data'). */
+      requestWritten: number;
+      answerData: number;
+      /** When the first and the last of its callers' calls resolved (the batcher's hand-out). */
+      firstCaller: number;
+      lastCaller: number;
+    }[] = [];
+    const arm = { current: undefined as (typeof batches)[number] | undefined };
     const recorded: InferTransport = {
       infer: (request, options) => {
         const raw = request.inputs[0]?.raw as Uint8Array;
         const key = new DataView(raw.buffer, raw.byteOffset, 4).getFloat32(0, true);
-        const batch = { key, sent: clock(), answered: 0 };
+        const batch = {
+          key,
+          sent: clock(),
+          answered: 0,
+          requestWritten: 0,
+          answerData: 0,
+          firstCaller: 0,
+          lastCaller: 0,
+        };
         batches.push(batch);
         return base.grpc.infer(request, options).then((response) => {
           batch.answered = clock();
+          batch.requestWritten = probes.uncorkOut;
+          batch.answerData = probes.data;
+          arm.current = batch;
           return response;
         });
       },
@@ -196,22 +285,56 @@ if (process.argv.includes('--serve')) {
       request: [],
       wire: [],
       serverIn: [],
+      'in.clientWrite': [],
+      'in.toServerData': [],
+      'in.serverToSlot': [],
       toReturn: [],
       endToReturned: [],
       endToStreamEnd: [],
       endToTurn1: [],
       endToTurn2: [],
       answer: [],
+      'out.toReturned': [],
+      'out.toWritten': [],
+      'out.writev': [],
+      'out.toClientData': [],
+      'out.decode': [],
       client: [],
+      'client.handOut': [],
+      'client.callers': [],
+      'client.nextBatch': [],
       cycle: [],
     };
-    return { model, base, batcher, front, batches, parts, overrunMs: 0, executions: 0, items: 0, ms: 0 };
+    return {
+      model,
+      base,
+      batcher,
+      front,
+      batches,
+      parts,
+      handing: arm,
+      overrunMs: 0,
+      executions: 0,
+      items: 0,
+      ms: 0,
+    };
   });
   let seed = 0;
+  // Each caller's answer stamps the batch it came from (first and last caller resumed).
   const call = (arm: (typeof arms)[number]) => () =>
-    arm.front.infer(arm.model, [
-      { name: 'INPUT0', datatype: 'FP32', shape: [1, 16], data: new Float32Array(16).fill(seed++) },
-    ]);
+    arm.front
+      .infer(arm.model, [
+        { name: 'INPUT0', datatype: 'FP32', shape: [1, 16], data: new Float32Array(16).fill(seed++) },
+      ])
+      .then((response) => {
+        const batch = arm.handing.current;
+        if (batch !== undefined) {
+          const now = clock();
+          if (batch.firstCaller === 0) batch.firstCaller = now;
+          batch.lastCaller = now;
+        }
+        return response;
+      });
   for (const arm of arms) await closedLoopWindow(call(arm), concurrency, 1000);
   const push = (arm: (typeof arms)[number], name: string, value: number) => arm.parts[name]?.push(value);
   for (let round = 0; round < rounds; round++) {
@@ -243,6 +366,18 @@ if (process.argv.includes('--serve')) {
           push(arm, 'wire', execution.received - batch.sent);
           push(arm, 'serverIn', execution.start - execution.received);
         }
+        if (batch.requestWritten >= batch.sent && execution.socketData >= batch.requestWritten) {
+          push(arm, 'in.clientWrite', batch.requestWritten - batch.sent);
+          push(arm, 'in.toServerData', execution.socketData - batch.requestWritten);
+          push(arm, 'in.serverToSlot', execution.start - execution.socketData);
+        }
+        if (execution.written > 0 && batch.answerData >= execution.writevReturned) {
+          push(arm, 'out.toReturned', execution.returned - execution.end);
+          push(arm, 'out.toWritten', execution.written - execution.returned);
+          push(arm, 'out.writev', execution.writevReturned - execution.written);
+          push(arm, 'out.toClientData', batch.answerData - execution.writevReturned);
+          push(arm, 'out.decode', batch.answered - batch.answerData);
+        }
         push(arm, 'toReturn', execution.returned - execution.start);
         push(arm, 'endToReturned', execution.returned - execution.end);
         if (execution.streamEnded > execution.end)
@@ -251,6 +386,11 @@ if (process.argv.includes('--serve')) {
         if (execution.secondTurn > 0) push(arm, 'endToTurn2', execution.secondTurn - execution.end);
         push(arm, 'answer', batch.answered - execution.end);
         push(arm, 'client', next.sent - batch.answered);
+        if (batch.firstCaller >= batch.answered && next.sent >= batch.lastCaller) {
+          push(arm, 'client.handOut', batch.firstCaller - batch.answered);
+          push(arm, 'client.callers', batch.lastCaller - batch.firstCaller);
+          push(arm, 'client.nextBatch', next.sent - batch.lastCaller);
+        }
         if (nextExecution !== undefined) push(arm, 'cycle', nextExecution.start - execution.start);
       }
     }
@@ -273,6 +413,7 @@ if (process.argv.includes('--serve')) {
         `${((arm.items / arm.ms) * 1000).toFixed(0)} items/s, ${arm.parts.cycle?.length} cycles`,
     );
     for (const [name, values] of Object.entries(arm.parts)) {
+      if (values.length === 0) continue;
       console.log(
         `  ${name.padEnd(14)} ${pct(values, 10)} / ${pct(values, 50)} / ${pct(values, 90)} (${mean(values)})`,
       );

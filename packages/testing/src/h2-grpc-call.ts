@@ -11,7 +11,7 @@ import {
   parseTimeout,
 } from './internal/grpc-wire.js';
 import { ModelInferRequestSchema, ModelStreamInferResponseSchema } from './internal/proto.js';
-import type { RpcError } from './rpc-error.js';
+import { type RpcError, toRpcError } from './rpc-error.js';
 import { STREAM_INFER_PATH, startUnary, type UnaryRoute } from './rpc-routes.js';
 import type { ServerState } from './server-state.js';
 import { handleModelStreamInfer } from './stream-handler.js';
@@ -31,6 +31,12 @@ export interface GrpcServerCall {
   send(framed: Buffer): void;
   /** The one response of a unary call (its chunks, in order), then status OK. */
   reply(chunks: readonly Buffer[]): void;
+  /**
+   * As `reply`, once `until` settles (its execution's end; decision 0023): the answer's bytes are
+   * ready before, written then. If `until` rejects, the call ends with that error instead; a call
+   * cancelled meanwhile sends nothing more.
+   */
+  replyAfter(chunks: readonly Buffer[], until: Promise<void>): void;
   /** Ends the call with `code` (0: OK). */
   finish(code: number, message: string): void;
   /** The request's bytes as they arrive (`listener` is set once, before any arrive). */
@@ -147,6 +153,13 @@ class H2Call implements GrpcServerCall {
     stream.end(chunks[last]);
   }
 
+  replyAfter(chunks: readonly Buffer[], until: Promise<void>): void {
+    until.then(
+      () => this.reply(chunks),
+      (error) => finishWithError(this, error),
+    );
+  }
+
   onData(listener: (chunk: Buffer) => void): void {
     this.#stream.on('data', listener);
   }
@@ -231,6 +244,12 @@ export function serveGrpcCall(
 
 type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
+/** Ends `call` with `error`'s status (a held answer whose execution never ran). */
+export function finishWithError(call: GrpcServerCall, error: unknown): void {
+  const failure = toRpcError(error);
+  call.finish(failure.code, failure.message);
+}
+
 function failWith(call: GrpcServerCall, error: unknown): void {
   if (error instanceof FramingError) call.finish(error.code, error.message);
   else call.finish(status.INTERNAL, 'Error deserializing request');
@@ -290,7 +309,8 @@ async function runUnary(
     return;
   }
   if (call.done) return;
-  const run = startUnary(state, route, request, headersToMetadata(headers));
+  // This transport holds answers until their execution ends (decision 0023).
+  const run = startUnary(state, route, request, headersToMetadata(headers), true);
   call.onCancel = run.cancel;
   let response: unknown;
   try {
@@ -306,7 +326,9 @@ async function runUnary(
     call.finish(status.INTERNAL, 'Error serializing response');
     return;
   }
-  call.reply(framed);
+  const until = run.heldUntil();
+  if (until === undefined) call.reply(framed);
+  else call.replyAfter(framed, until);
 }
 
 function serveStreamInfer(

@@ -41,7 +41,13 @@ import {
 } from '@infergate/core/internal/grpc-frames';
 import type { H2ServeContext } from './h2-grpc-call.js';
 import { serveGrpcCall } from './h2-grpc-call.js';
-import { DEFAULT_MAX_FRAME, frameHead, UNSUPPORTED_MEDIA_BLOCK } from './h2-grpc-lean-frames.js';
+import {
+  DEFAULT_MAX_FRAME,
+  frameHead,
+  OK_TRAILERS_BLOCK,
+  RESPONSE_BLOCK,
+  UNSUPPORTED_MEDIA_BLOCK,
+} from './h2-grpc-lean-frames.js';
 import { LeanStream } from './h2-grpc-lean-stream.js';
 
 /**
@@ -67,6 +73,15 @@ export interface LeanLimits {
 }
 
 const noop = () => {};
+
+/** A unary answer's frames, built before its execution ended (`prepareReply`). */
+export interface PreparedReply {
+  readonly frames: readonly Buffer[];
+  /** Its DATA frames' payload, what the send windows must hold. */
+  readonly bytes: number;
+  /** The peer's frame size it was split at. */
+  readonly maxFrame: number;
+}
 
 /** One connection (plain or TLS socket, after ALPN). */
 export class LeanSession implements FrameSink {
@@ -205,6 +220,52 @@ export class LeanSession implements FrameSink {
       const last = at + max >= block.byteLength;
       this.#write(frame(FRAME_CONTINUATION, last ? FLAG_END_HEADERS : 0, id, block.subarray(at, at + max)));
     }
+  }
+
+  /**
+   * A unary answer's frames, built ahead of its write (decision 0023): HEADERS, the message as DATA
+   * frames at the peer's frame size, trailers. Undefined if its header blocks need CONTINUATION.
+   */
+  prepareReply(id: number, chunks: readonly Buffer[]): PreparedReply | undefined {
+    const max = this.#peerMaxFrame;
+    if (RESPONSE_BLOCK.byteLength > max || OK_TRAILERS_BLOCK.byteLength > max) return undefined;
+    const frames: Buffer[] = [frame(FRAME_HEADERS, FLAG_END_HEADERS, id, RESPONSE_BLOCK)];
+    let bytes = 0;
+    for (const chunk of chunks) {
+      for (let at = 0; at < chunk.byteLength; at += max) {
+        const piece = at === 0 && chunk.byteLength <= max ? chunk : chunk.subarray(at, at + max);
+        frames.push(frameHead(piece.byteLength, FRAME_DATA, 0, id), piece);
+        bytes += piece.byteLength;
+      }
+    }
+    frames.push(frame(FRAME_HEADERS, FLAG_END_HEADERS | FLAG_END_STREAM, id, OK_TRAILERS_BLOCK));
+    return { frames, bytes, maxFrame: max };
+  }
+
+  /**
+   * Writes a prepared answer for `stream` and flushes it at once; false (nothing written) if the
+   * send windows no longer hold it, the peer's frame size changed or the stream has frames waiting.
+   */
+  writePrepared(stream: LeanStream, prepared: PreparedReply): boolean {
+    if (
+      stream.closed ||
+      stream.pending.length > 0 ||
+      stream.pendingTrailers !== undefined ||
+      prepared.maxFrame !== this.#peerMaxFrame ||
+      prepared.bytes > this.#sendWindow ||
+      prepared.bytes > stream.sendWindow
+    ) {
+      return false;
+    }
+    this.#sendWindow -= prepared.bytes;
+    stream.sendWindow -= prepared.bytes;
+    for (const buffer of prepared.frames) this.#write(buffer);
+    stream.closed = true;
+    if (!stream.requestEnded && !stream.endsWithHeaders) this.#rst(stream.id, NO_ERROR);
+    // The answer is the end's work: it leaves now, not after the rest of this turn's microtasks.
+    if (this.#corked) this.#uncork();
+    this.#forget(stream);
+    return true;
   }
 
   /** Sends what `stream` holds as far as the send windows allow; its status once the data is out. */

@@ -1,6 +1,6 @@
 // One stream of the lean gRPC transport (h2-grpc-lean-session.ts): a gRPC call's server side
 // (`GrpcServerCall`) and its HTTP/2 state, written through its connection.
-import type { GrpcServerCall } from './h2-grpc-call.js';
+import { finishWithError, type GrpcServerCall } from './h2-grpc-call.js';
 import { OK_TRAILERS_BLOCK, RESPONSE_BLOCK, statusBlock } from './h2-grpc-lean-frames.js';
 import type { LeanSession } from './h2-grpc-lean-session.js';
 import { status } from './internal/grpc-status.js';
@@ -72,6 +72,25 @@ export class LeanStream implements GrpcServerCall {
     for (const chunk of chunks) this.pending.push(chunk);
     this.pendingTrailers = OK_TRAILERS_BLOCK;
     this.#session.pump(this);
+  }
+
+  replyAfter(chunks: readonly Buffer[], until: Promise<void>): void {
+    if (this.#done || this.closed) return;
+    // The answer's frames (HEADERS, DATA, trailers) built now, while the execution runs; at its end
+    // they are written as they are if the windows and frame size still allow, else as `reply`.
+    const prepared = this.#headersSent ? undefined : this.#session.prepareReply(this.id, chunks);
+    until.then(
+      () => {
+        if (this.#done || this.closed) return;
+        if (prepared !== undefined && this.#session.writePrepared(this, prepared)) {
+          this.#end();
+          this.#headersSent = true;
+          return;
+        }
+        this.reply(chunks);
+      },
+      (error) => finishWithError(this, error),
+    );
   }
 
   finish(code: number, message: string): void {

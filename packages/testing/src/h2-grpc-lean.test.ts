@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { encodeHeaderBlock } from './h2-grpc-lean-frames.js';
 import { toWireParameters } from './internal/parameters.js';
 import { ModelInferRequestSchema } from './internal/proto.js';
-import { startTestServer, type TestServer } from './test-server.js';
+import { startTestServer, type TestServer, type TestServerOptions } from './test-server.js';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
@@ -69,8 +69,11 @@ class RawPeer {
     this.socket.write(Buffer.concat([PREFACE, frame(0x4, 0, 0)]));
   }
 
-  /** A ModelInfer call on `id`: HEADERS, then the framed request in one DATA with END_STREAM. */
-  modelInfer(id: number, values: number[]): void {
+  /**
+   * A ModelInfer call on `id`: HEADERS, then the framed request in one DATA with END_STREAM. FP32
+   * INPUT0 of `values` for `model` (shape [n], or [1, n] for a batching model), `extra` headers.
+   */
+  modelInfer(id: number, values: number[], model = 'identity', extra: [string, string][] = []): void {
     const block = encodeHeaderBlock([
       [':method', 'POST'],
       [':scheme', 'http'],
@@ -78,12 +81,14 @@ class RawPeer {
       [':authority', 'localhost'],
       ['content-type', 'application/grpc'],
       ['te', 'trailers'],
+      ...extra,
     ]);
+    const shape = model === 'identity' ? [BigInt(values.length)] : [1n, BigInt(values.length)];
     const message = toBinary(
       ModelInferRequestSchema,
       create(ModelInferRequestSchema, {
-        modelName: 'identity',
-        inputs: [{ name: 'INPUT0', datatype: 'FP32', shape: [BigInt(values.length)] }],
+        modelName: model,
+        inputs: [{ name: 'INPUT0', datatype: 'FP32', shape }],
         rawInputContents: [new Uint8Array(Float32Array.from(values).buffer)],
       }),
     );
@@ -106,8 +111,8 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.stop();
 });
 
-async function leanServer(): Promise<TestServer> {
-  const server = await startTestServer({ transport: 'lean' });
+async function leanServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const server = await startTestServer({ transport: 'lean', ...options });
   servers.push(server);
   return server;
 }
@@ -228,4 +233,114 @@ describe('the lean transport', () => {
     await waitFor(() => peer.framesOf(3).some((each) => each.type === 0x1 && (each.flags & 0x1) !== 0));
     expect(peer.framesOf(1).some((each) => each.type === 0x0)).toBe(false);
   });
+
+  it('holds a call cancelled during its execution: its answer, built ahead, is never sent', async () => {
+    // simulated_gpu's answer is built while the execution runs (decision 0023); 300 ms leaves the
+    // RST_STREAM time to arrive first.
+    const server = await leanServer({ simulatedGpu: { baseMs: 300, perRowMs: 0 } });
+    const peer = peerOf(server);
+    peer.start();
+    peer.modelInfer(1, [1, 2], 'simulated_gpu');
+    await waitFor(() => server.gpu.stats().executions === 1);
+    const cancel = Buffer.alloc(4);
+    cancel.writeUInt32BE(0x8, 0);
+    peer.socket.write(frame(0x3, 0, 1, cancel));
+    await waitFor(() => server.cancellations('simulated_gpu') === 1);
+    // The execution runs to its end (as GPU work does), then the call leaves the books.
+    await waitFor(() => server.gpu.stats().wallMs > 0);
+    await waitFor(() => server.stats('simulated_gpu').inFlight === 0);
+    // Frames arrive in order on the connection: a later answer means anything for stream 1 came first.
+    peer.modelInfer(3, [7]);
+    await waitFor(() => peer.framesOf(3).some((each) => each.type === 0x1 && (each.flags & 0x1) !== 0));
+    expect(peer.framesOf(1)).toEqual([]);
+  });
+
+  it('sends only the status of a call whose deadline passes during its execution', async () => {
+    const server = await leanServer({ simulatedGpu: { baseMs: 300, perRowMs: 0 } });
+    const peer = peerOf(server);
+    peer.start();
+    peer.modelInfer(1, [1, 2], 'simulated_gpu', [['grpc-timeout', '20m']]);
+    await waitFor(() => peer.framesOf(1).length > 0);
+    await waitFor(() => server.gpu.stats().wallMs > 0);
+    await waitFor(() => server.stats('simulated_gpu').inFlight === 0);
+    peer.modelInfer(3, [7]);
+    await waitFor(() => peer.framesOf(3).some((each) => each.type === 0x1 && (each.flags & 0x1) !== 0));
+    // One trailers-only HEADERS (END_STREAM) carrying DEADLINE_EXCEEDED (grpc-status 4), no DATA.
+    const frames = peer.framesOf(1);
+    expect(frames.map((each) => [each.type, each.flags & 0x1])).toEqual([[0x1, 0x1]]);
+    const block = (frames[0] as Frame).payload.toString('latin1');
+    expect(block).toContain('grpc-status');
+    expect(block).toMatch(/grpc-status.4/);
+  });
+
+  it('sends nothing for a call cancelled while it waits for the slot, and answers the one running', async () => {
+    const server = await leanServer({ simulatedGpu: { baseMs: 300, perRowMs: 0 } });
+    const peer = peerOf(server);
+    peer.start();
+    peer.modelInfer(1, [1, 2], 'simulated_gpu');
+    await waitFor(() => server.gpu.stats().executions === 1);
+    peer.modelInfer(3, [3, 4], 'simulated_gpu');
+    await waitFor(() => server.gpu.stats().queued === 1);
+    const cancel = Buffer.alloc(4);
+    cancel.writeUInt32BE(0x8, 0);
+    peer.socket.write(frame(0x3, 0, 3, cancel));
+    await waitFor(() => server.gpu.stats().queued === 0);
+    await waitFor(() => peer.framesOf(1).some((each) => each.type === 0x1 && (each.flags & 0x1) !== 0));
+    // Stream 1: its answer, whole (HEADERS, DATA, trailers); stream 3: nothing; one execution only.
+    expect(peer.framesOf(1).map((each) => each.type)).toEqual([0x1, 0x0, 0x1]);
+    await waitFor(() => server.stats('simulated_gpu').inFlight === 0);
+    peer.modelInfer(5, [7]);
+    await waitFor(() => peer.framesOf(5).some((each) => each.type === 0x1 && (each.flags & 0x1) !== 0));
+    expect(peer.framesOf(3)).toEqual([]);
+    expect(server.gpu.stats().executions).toBe(1);
+  });
 });
+
+describe.each(['lean', 'http2'] as const)(
+  "simulated_gpu's answer built during its execution (%s)",
+  (transport) => {
+    it('leaves once the execution has ended, with the right values, and counts its statistics', async () => {
+      const server = await startTestServer({ transport, simulatedGpu: { baseMs: 40, perRowMs: 0 } });
+      servers.push(server);
+      const client = createTritonClient({ url: server.url, enableGpuIpc: false });
+      try {
+        const data = new Float32Array([1, 2, 3, 4, 5, 6]);
+        const response = await client.infer('simulated_gpu', [
+          { name: 'INPUT0', datatype: 'FP32', shape: [2, 3], data },
+        ]);
+        // The slot's wall time is added when the execution ends: an answer sent before would find none.
+        expect(server.gpu.stats().wallMs).toBeGreaterThan(0);
+        expect(Array.from(response.outputs[0]?.data as Float32Array)).toEqual([2, 4, 6, 8, 10, 12]);
+        await waitFor(() => server.stats('simulated_gpu').inFlight === 0);
+        const [statistics] = await client.modelStatistics('simulated_gpu');
+        expect(statistics?.inference.success.count).toBe(1);
+        // compute_infer runs from the slot's start to the execution's end, not to the answer's build.
+        expect(statistics?.inference.computeInfer.ms).toBeGreaterThanOrEqual(server.gpu.costMs(2));
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('reports a call cancelled during its execution as cancelled, once', async () => {
+      const server = await startTestServer({ transport, simulatedGpu: { baseMs: 300, perRowMs: 0 } });
+      servers.push(server);
+      const client = createTritonClient({ url: server.url, enableGpuIpc: false });
+      try {
+        const controller = new AbortController();
+        const call = client.infer(
+          'simulated_gpu',
+          [{ name: 'INPUT0', datatype: 'FP32', shape: [1, 2], data: new Float32Array([1, 2]) }],
+          { signal: controller.signal },
+        );
+        await waitFor(() => server.gpu.stats().executions === 1);
+        controller.abort();
+        await expect(call).rejects.toMatchObject({ code: 'CANCELLED' });
+        await waitFor(() => server.cancellations('simulated_gpu') === 1);
+        await waitFor(() => server.gpu.stats().wallMs > 0 && server.stats('simulated_gpu').inFlight === 0);
+        expect(server.cancellations('simulated_gpu')).toBe(1);
+      } finally {
+        await client.close();
+      }
+    });
+  },
+);

@@ -2,6 +2,7 @@ import type { RpcContext } from './handler-table.js';
 import { readInferRequest } from './infer-request.js';
 import { buildInferResponse, corruptInferResponse, type OutputPlacement } from './infer-response.js';
 import { isAborted, type LazySignal } from './internal/call-context.js';
+import { ANSWER_EARLY, type AnswerEarly, type EarlyAnswerContext } from './internal/early-answer.js';
 import { status } from './internal/grpc-status.js';
 import { fromWireParameters, integerParameter } from './internal/parameters.js';
 import type { ModelInferRequest, ModelInferResponse } from './internal/proto.js';
@@ -112,7 +113,7 @@ export async function* runInference(
         inferStart = at;
       },
     };
-    const respond = (outputs: readonly ExecuteOutput[]) => {
+    const respond = (outputs: readonly ExecuteOutput[], count = true) => {
       const response = buildInferResponse(request, outputs, {
         placements: outputPlacements,
         shm: state.shm,
@@ -120,7 +121,7 @@ export async function* runInference(
         ranks: ranksOf(model.outputs),
         ...(model.labels ? { labels: model.labels } : {}),
       });
-      counters.responses += 1;
+      if (count) counters.responses += 1;
       return fault?.malformed ? corruptInferResponse(response) : response;
     };
     state.stats.executionStarted(model.name, request.batchSize);
@@ -150,12 +151,32 @@ export async function* runInference(
         throw new RpcError(status.INTERNAL, `model '${model.name}' must produce exactly one response`);
       }
     } else {
+      // A unary call whose transport holds answers (decision 0023): the model may hand its outputs
+      // over before its execution ends, with the end as `until`.
+      let until: Promise<void> | undefined;
+      if (mode === 'unary' && (context as EarlyAnswerContext).earlyAnswers === true) {
+        (executeContext as { [ANSWER_EARLY]?: AnswerEarly })[ANSWER_EARLY] = (promise) => {
+          until = promise;
+        };
+      }
       const outputs = await (model.execute as NonNullable<typeof model.execute>)(request, executeContext);
       const built = now();
-      inferNs = built - inferStart;
-      const response = respond(outputs);
+      const response = respond(outputs, until === undefined);
       outputNs = now() - built;
-      yield response;
+      if (until === undefined) {
+        inferNs = built - inferStart;
+        yield response;
+      } else {
+        // Built while the execution runs; the transport writes it when `until` settles. The
+        // execution's time counts to its end, and the bookkeeping waits for the next turn (after
+        // the answer's write, which is the end's turn).
+        (context as EarlyAnswerContext).answerAfter = until;
+        yield response;
+        await until;
+        inferNs = now() - inferStart;
+        counters.responses += 1;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
     }
     state.inference.succeeded(model.name, version, {
       batchSize: request.batchSize,

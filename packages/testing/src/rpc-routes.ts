@@ -37,6 +37,12 @@ export interface UnaryRun {
   readonly result: Promise<unknown>;
   /** The client cancelled or the deadline passed: aborts the handler's signal and counts it. */
   cancel(): void;
+  /**
+   * Once `result` has resolved: undefined if the answer may go at once, else when it may (its
+   * execution's end; rejects with the call's error if the execution never ran). Only for runs
+   * started with `holdsAnswers`.
+   */
+  heldUntil(): Promise<void> | undefined;
 }
 
 /** RPCs whose request field `name` names a model (the rest name a region, or nothing). */
@@ -114,15 +120,19 @@ export function unaryRoutes(handlers: HandlerTable): Map<string, UnaryRoute> {
 
 /**
  * Runs one unary call: records it, checks access and extensions, waits at the gate (`pause()`),
- * runs the handler with a signal that `cancel()` or `kill()` aborts.
+ * runs the handler with a signal that `cancel()` or `kill()` aborts. `holdsAnswers`: the transport
+ * can hold a built answer until `heldUntil()` settles, so a model may hand its outputs over before
+ * its execution ends (decision 0023); the call stays in flight (cancellable, counted) until then.
  */
 export function startUnary(
   state: ServerState,
   route: UnaryRoute,
   request: unknown,
   metadata: Readonly<Record<string, string>>,
+  holdsAnswers = false,
 ): UnaryRun {
   const context = new CallContext(metadata);
+  context.earlyAnswers = holdsAnswers;
   const model = modelOf(route.key, request);
   state.calls.record({ method: route.name, model, metadata, time: Date.now() });
   let answered = false;
@@ -131,19 +141,30 @@ export function startUnary(
     if (route.key === 'modelInfer' && model !== undefined) state.stats.of(model).cancellations += 1;
     context.abort(new RpcError(status.CANCELLED, 'the client cancelled the call or its deadline passed'));
   };
+  const settle = () => {
+    answered = true;
+    state.inFlight.delete(context);
+  };
   const run = async (): Promise<unknown> => {
     state.inFlight.add(context);
+    let held = false;
     try {
       checkAccess(route.name, metadata, state.restrictions, state.identity.extensions);
       if (!state.gate.isOpen) await state.gate.wait(context.signal);
       const result = await route.handler(request, context);
-      return create(route.method.output, result as never);
+      const message = create(route.method.output, result as never);
+      const until = context.answerAfter;
+      if (until !== undefined) {
+        // The answer waits for its execution's end: until then the call is in flight.
+        held = true;
+        until.then(settle, settle);
+      }
+      return message;
     } catch (error) {
       throw toRpcError(error);
     } finally {
-      answered = true;
-      state.inFlight.delete(context);
+      if (!held) settle();
     }
   };
-  return { result: run(), cancel };
+  return { result: run(), cancel, heldUntil: () => context.answerAfter };
 }

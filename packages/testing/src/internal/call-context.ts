@@ -1,4 +1,5 @@
 import type { RpcContext } from '../handler-table.js';
+import type { EarlyAnswerContext } from './early-answer.js';
 
 /** What `kill()` and a forced `stop()` abort: one per RPC in progress. */
 export interface Abortable {
@@ -11,8 +12,10 @@ export interface Abortable {
  * waits). An abort before that is kept and the signal is made already aborted with its reason, so
  * a handler sees the same thing either way. `aborted` answers without making one.
  */
-export class CallContext implements RpcContext, Abortable {
+export class CallContext implements RpcContext, Abortable, EarlyAnswerContext {
   readonly metadata: Readonly<Record<string, string>>;
+  earlyAnswers = false;
+  answerAfter: Promise<void> | undefined = undefined;
   #controller: AbortController | undefined;
   #aborted = false;
   #reason: unknown;

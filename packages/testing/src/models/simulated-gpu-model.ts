@@ -1,3 +1,4 @@
+import { answerAfter } from '../internal/early-answer.js';
 import type { ExecuteOutput, ModelDefinition } from '../model-definition.js';
 import { runLazily, type SimulatedGpu } from '../simulated-gpu.js';
 
@@ -12,6 +13,9 @@ const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
  * The output is computed while the execution holds the slot (or waits for it), as a GPU computes
  * during its execution, and handed back when the execution ends: after the end only the answer is
  * left to send. The slot's clock starts before this work, so the execution still takes its cost.
+ * Where the call's transport can hold a built answer (gRPC ModelInfer), the outputs are handed over
+ * at once with the execution's end as the moment they may leave (decision 0023): the answer's bytes
+ * are ready when the execution ends, as Triton's are microseconds after it.
  */
 export function simulatedGpuModel(gpu: SimulatedGpu, maxBatchSize: number): ModelDefinition {
   return {
@@ -37,6 +41,8 @@ export function simulatedGpuModel(gpu: SimulatedGpu, maxBatchSize: number): Mode
         executed.catch(() => {});
         throw error;
       }
+      // The pipeline holds the answer until the execution ends (and reports it if it never runs).
+      if (answerAfter(context, executed)) return [output];
       await executed;
       return [output];
     },
