@@ -5,7 +5,8 @@
 // allocations are counted. Each scenario runs under V8's sampling heap profiler with objects that
 // minor and major GCs collected kept in the profile (every allocation counts, not only what
 // survives); bytes per call are the profile's total over the calls made, and the functions that
-// allocated most are listed (self bytes, their share).
+// allocated most are listed (self bytes, their share). The CPU per call is from a run without the
+// profiler, just before.
 //   node scripts/bootstrap.mjs --dist bench/overload-alloc.ts [--calls 20000] [--top 12]
 //
 // Scenarios:
@@ -82,8 +83,13 @@ session.connect();
 await session.post('HeapProfiler.enable');
 
 async function profiled(name: string, made: () => number, run: () => Promise<void>) {
-  // Warm up (optimised code, the lane's state), then profile a second run.
+  // Warm up (optimised code, the lane's state), time a run, then profile one.
   await run();
+  const timedFrom = made();
+  const cpu = process.cpuUsage();
+  await run();
+  const used = process.cpuUsage(cpu);
+  const cpuUs = (used.user + used.system) / (made() - timedFrom);
   const before = made();
   await session.post('HeapProfiler.startSampling', {
     samplingInterval: 128,
@@ -106,7 +112,9 @@ async function profiled(name: string, made: () => number, run: () => Promise<voi
     for (const child of node.children) walk(child);
   };
   walk(profile.head);
-  console.log(`\n${name}: ${count} calls, ${(total / count).toFixed(0)} bytes allocated per call`);
+  console.log(
+    `\n${name}: ${count} calls, ${(total / count).toFixed(0)} bytes allocated per call, ${cpuUs.toFixed(2)} µs of CPU per call (unprofiled run)`,
+  );
   for (const [key, bytes] of [...bySelf].sort((a, b) => b[1] - a[1]).slice(0, top)) {
     console.log(
       `  ${(bytes / count).toFixed(0).padStart(6)} B/call ${((100 * bytes) / total).toFixed(1).padStart(5)} %  ${key}`,
