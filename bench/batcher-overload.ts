@@ -8,11 +8,12 @@
 // (its maxQueueWaitMs --one-slot-wait, 10 by default; the bound stays the suite's).
 // Per arm: items/s answered (goodput), calls refused and their share of the calls made, p50/p99
 // from the scheduled time and the p99 over the bound, from the call (send), and the timeline.
-//   node scripts/bootstrap.mjs --dist bench/batcher-overload.ts [--seconds 2] [--rounds 3] [--compare <dir>] [--one-slot [--one-slot-wait 10]]
+//   node scripts/bootstrap.mjs --dist bench/batcher-overload.ts [--seconds 2] [--rounds 3] [--compare <dir>] [--one-slot [--one-slot-wait 10]] [--trace-gc]
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
 import { createMicroBatcher, type MicroBatcher } from '@infergate/batcher';
 import {
   createTritonClient,
@@ -20,11 +21,15 @@ import {
   type InputTensor,
   type TritonClient,
 } from '@infergate/core';
-import { closedLoopWindow, rateWindow } from '../packages/cli/src/perf/load-window.js';
+import { closedLoopWindow } from '../packages/cli/src/perf/load-window.js';
 import { flag, percentile } from './lib.js';
 import { OverloadProbe } from './overload-probe.js';
 import { startServerProcess } from './server-process.js';
 
+// --v8-flags '<flags>': V8 flags for this (the client's) process only, set before anything runs
+// (e.g. '--single-threaded-gc', to see what the parallel scavenger's helper threads cost).
+const v8Flags = flag('v8-flags');
+if (v8Flags !== undefined) setFlagsFromString(v8Flags);
 const seconds = Number(flag('seconds') ?? 2);
 const rounds = Number(flag('rounds') ?? 3);
 const compare = flag('compare');
@@ -122,37 +127,24 @@ const counters = async () => {
     computeMs: stats === undefined ? 0 : Number(stats.inference.computeInfer.ns) / 1e6,
   };
 };
+// --trace-gc: V8 prints one line per GC of this process (not the server's) during the measured
+// rounds (--trace-gc-nvp: pause, kind, bytes allocated since the last GC, promoted, survived, the
+// parallel scavenge's share); bench/gc-trace-summary.ts reads them from the saved output.
+const traceGc = process.argv.includes('--trace-gc');
+if (traceGc) setFlagsFromString('--trace-gc-nvp');
 for (let round = 0; round < rounds; round++) {
   // The arms' order rotates each round, so that none always follows the same one.
   const order = [...arms.slice(round % arms.length), ...arms.slice(0, round % arms.length)];
   for (const target of order) {
     const before = await counters();
-    const random = target.probe.random(4 * capacity);
-    target.probe.start();
-    const measured = await rateWindow(
-      () => {
-        const sent = performance.now();
-        const { inputs, done, refused } = target.probe.call();
-        return target.client.infer('simulated_gpu', inputs).then(
-          () => {
-            done();
-            target.fromSend.push(performance.now() - sent);
-          },
-          (error: { code?: string }) => {
-            refused();
-            if (error.code === 'QUEUE_FULL') target.refused += 1;
-            throw error;
-          },
-        );
-      },
+    const measured = await target.probe.openLoop(
+      (inputs) => target.client.infer('simulated_gpu', inputs),
       4 * capacity,
-      'poisson',
       seconds * 1000,
-      1_000_000,
-      undefined,
-      random,
     );
-    target.probe.stop();
+    if (measured.failed > 0) throw measured.firstError;
+    target.refused += measured.refused;
+    for (const latency of measured.fromSend) target.fromSend.push(latency);
     const after = await counters();
     target.executions += after.executions - before.executions;
     target.computeMs += after.computeMs - before.computeMs;
@@ -161,6 +153,7 @@ for (let round = 0; round < rounds; round++) {
     target.ms += measured.elapsedMs;
   }
 }
+if (traceGc) setFlagsFromString('--no-trace-gc-nvp');
 for (const target of [...arms, probe]) {
   const stats = target.batcher.stats();
   if (target !== probe) {
