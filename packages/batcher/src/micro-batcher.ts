@@ -10,7 +10,7 @@ import {
 import { trace } from '@opentelemetry/api';
 import { sendBatch } from './internal/batch-dispatch.js';
 import { type BatchShape, batchShape } from './internal/batch-key.js';
-import { batcherErrors, waitTooLongMessage } from './internal/batcher-errors.js';
+import { batcherErrors } from './internal/batcher-errors.js';
 import { failLostBatches, watchCallsLost } from './internal/connection-loss.js';
 import { type Bucket, Lane } from './internal/lane.js';
 import { type ModelLimit, ModelLimits } from './internal/model-limits.js';
@@ -231,9 +231,9 @@ export class MicroBatcher implements InferTransport {
     if (maxQueueWaitMs !== undefined) {
       const waitMs = lane.expectedWaitMs();
       if (waitMs > maxQueueWaitMs) {
-        lane.waitRefusal ??= waitTooLongMessage(model, maxQueueWaitMs);
-        const error = batcherErrors.waitTooLong(model, lane.waitRefusal, waitMs);
-        return Promise.reject(this.#rejected(error, model));
+        return Promise.reject(
+          this.#rejected(batcherErrors.waitTooLong(model, waitMs, maxQueueWaitMs), model),
+        );
       }
     }
     const bucket = lane.bucket(request, priority, options.headers, this.#weightOf);

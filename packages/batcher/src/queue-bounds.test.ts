@@ -64,7 +64,7 @@ describe('queue bounds and deadlines', () => {
     const sent = batcher.infer(one(10));
     const error = await batcher.infer(one(11)).catch((reason: unknown) => reason);
     expect(error).toMatchObject({ code: ErrorCode.QueueFull, retryable: true });
-    expect((error as InfergateError).details?.expectedWaitMs).toBeCloseTo(10.2, 1);
+    expect((error as InfergateError).message).toContain('~10.2 ms');
     // A refusal is cheap: no stack trace is captured for it.
     expect((error as InfergateError).stack?.split('\n')).toHaveLength(1);
     transport.release();
@@ -93,7 +93,7 @@ describe('queue bounds and deadlines', () => {
     // may take 3.8 ms more than the mean as well: 7.0 ms in all, more than maxQueueWaitMs.
     const error = await batcher.infer(one(12)).catch((reason: unknown) => reason);
     expect(error).toMatchObject({ code: ErrorCode.QueueFull, retryable: true });
-    expect((error as InfergateError).details?.expectedWaitMs).toBeCloseTo(7.0, 1);
+    expect((error as InfergateError).message).toContain('~7.0 ms');
     transport.release();
     await Promise.all(sent);
     await batcher.close();

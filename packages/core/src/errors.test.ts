@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { abortError, ErrorCode, InfergateError } from './errors.js';
+import { abortError, InfergateError } from './errors.js';
 import { fromGrpcStatus } from './grpc-status.js';
 import { networkErrorCode } from './network-errors.js';
 
@@ -41,41 +41,6 @@ describe('InfergateError', () => {
     expect(abortError(AbortSignal.abort(new DOMException('t', 'TimeoutError'))).code).toBe(
       'DEADLINE_EXCEEDED',
     );
-  });
-});
-
-describe('InfergateError.shedding', () => {
-  it('is an InfergateError with code, retryable, backpressure, model and the usual message', () => {
-    const error = InfergateError.shedding(ErrorCode.QueueFull, 'the queue is full', 'm');
-    expect(error).toBeInstanceOf(InfergateError);
-    expect(error).toBeInstanceOf(Error);
-    expect(error.name).toBe('InfergateError');
-    expect(error.code).toBe('QUEUE_FULL');
-    expect(error.retryable).toBe(true);
-    expect(error.backpressure).toBe(true);
-    expect(error.model).toBe('m');
-    expect(error.message).toBe('[QUEUE_FULL] the queue is full');
-    expect(error.rawMessage).toBe('the queue is full');
-    expect(String(error)).toBe('InfergateError: [QUEUE_FULL] the queue is full');
-    expect(error.stack).toBe('InfergateError: [QUEUE_FULL] the queue is full');
-    expect(error.toJSON()).toEqual({
-      ...new InfergateError(ErrorCode.QueueFull, 'the queue is full', { model: 'm' }).toJSON(),
-    });
-    expect(InfergateError.shedding(ErrorCode.InvalidArgument, 'no').retryable).toBe(false);
-  });
-
-  it('keeps a message or stack written over it, and wraps like any other', () => {
-    const error = InfergateError.shedding(ErrorCode.QueueFull, 'busy', 'm');
-    error.message = 'retry later';
-    error.stack = 'at here';
-    expect(error.message).toBe('retry later');
-    expect(error.stack).toBe('at here');
-    expect(InfergateError.from(error)).toBe(error);
-    const wrapped = InfergateError.wrap(error, { endpoint: 'h:1' });
-    expect(wrapped.code).toBe('QUEUE_FULL');
-    expect(wrapped.model).toBe('m');
-    expect(wrapped.endpoint).toBe('h:1');
-    expect(wrapped.rawMessage).toBe('busy');
   });
 });
 

@@ -122,24 +122,6 @@ export class InfergateError extends Error {
     return new InfergateError(code, message, options);
   }
 
-  /**
-   * An InfergateError for load shedding (a full queue, a wait over its bound), which a component
-   * under overload raises thousands of times a second: the same class (`instanceof InfergateError`
-   * and `Error`, `code`, `retryable`, `backpressure`, `model`, `toJSON`, the message the constructor
-   * would build), made without running `Error`'s constructor, which costs about a microsecond even
-   * with no stack frame to capture. Its `stack` is the header line only (a refusal's frames would
-   * point into the shedding code, not the caller's), and `util.types.isNativeError` is false for
-   * it. Decision 0024.
-   */
-  static shedding(
-    code: ErrorCode,
-    message: string,
-    model?: string,
-    details?: Record<string, unknown>,
-  ): InfergateError {
-    return sheddingError(code, message, model, details);
-  }
-
   /** Plain object for logs and HTTP bodies; never includes `cause` (it may hold secrets). */
   toJSON(): Record<string, unknown> {
     return {
@@ -167,53 +149,6 @@ Object.defineProperty(InfergateError.prototype, 'name', {
   writable: true,
   configurable: true,
 });
-
-/**
- * The prototype of the errors `sheddingError` builds: InfergateError's, with `message` and `stack`
- * computed when read (and replaced by a plain value when written), and the brand.
- */
-const sheddingPrototype: object = Object.create(InfergateError.prototype, {
-  message: {
-    get(this: InfergateError) {
-      return `[${this.code}] ${this.rawMessage}`;
-    },
-    set(this: InfergateError, value: unknown) {
-      Object.defineProperty(this, 'message', { value, writable: true, configurable: true });
-    },
-    configurable: true,
-  },
-  stack: {
-    get(this: InfergateError) {
-      return `${this.name}: ${this.message}`;
-    },
-    set(this: InfergateError, value: unknown) {
-      Object.defineProperty(this, 'stack', { value, writable: true, configurable: true });
-    },
-    configurable: true,
-  },
-  [brand]: { value: true },
-});
-
-/** `InfergateError.shedding`. */
-function sheddingError(
-  code: ErrorCode,
-  message: string,
-  model: string | undefined,
-  details: Record<string, unknown> | undefined,
-): InfergateError {
-  const error = Object.create(sheddingPrototype) as Record<string, unknown>;
-  error.code = code;
-  error.retryable = isRetryableCode(code);
-  error.model = model;
-  error.endpoint = undefined;
-  error.requestId = undefined;
-  error.grpcCode = undefined;
-  error.httpStatus = undefined;
-  error.retryAfterMs = undefined;
-  error.details = details;
-  error.rawMessage = message;
-  return error as unknown as InfergateError;
-}
 
 /** The error an aborted signal stands for: its reason if it is already typed, else CANCELLED. */
 export function abortError(signal: AbortSignal, context: InfergateErrorOptions = {}): InfergateError {

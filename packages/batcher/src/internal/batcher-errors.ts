@@ -15,15 +15,6 @@ export function shed<T>(make: () => T): T {
   }
 }
 
-/**
- * The message of a refusal by expected wait; the same for every refusal of a lane (the call's own
- * estimate is in the error's `details.expectedWaitMs`, the tail of round trips it used in the
- * batcher's stats, `lanes[model].serviceHighMs`).
- */
-export function waitTooLongMessage(model: string, maxQueueWaitMs: number): string {
-  return `the call could wait longer for a batch of model '${model}' than maxQueueWaitMs ${maxQueueWaitMs}`;
-}
-
 /** The errors the batcher raises itself (as opposed to those the transport answers). */
 export const batcherErrors = {
   closed: () => new InfergateError(ErrorCode.FailedPrecondition, 'the micro-batcher is closed'),
@@ -35,24 +26,28 @@ export const batcherErrors = {
       `the call has ${rows} rows, more than model '${model}' accepts (max_batch_size ${limit})`,
       { model },
     ),
-  // Shedding errors are built without Error's constructor (decision 0024): under overload the
-  // batcher refuses thousands of calls a second, and a refusal must cost almost nothing.
   queueFull: (model: string, items: number, bytes: number, maxItems: number, maxBytes: number) =>
-    InfergateError.shedding(
-      ErrorCode.QueueFull,
-      `the batcher queue is full (${items} calls, ${bytes} bytes queued; bounds ${maxItems} calls, ${maxBytes} bytes)`,
-      model,
+    shed(
+      () =>
+        new InfergateError(
+          ErrorCode.QueueFull,
+          `the batcher queue is full (${items} calls, ${bytes} bytes queued; bounds ${maxItems} calls, ${maxBytes} bytes)`,
+          { model },
+        ),
     ),
   noStatistics: (model: string) =>
     new InfergateError(ErrorCode.NotFound, `the server reports no statistics for model '${model}'`, {
       model,
     }),
-  /**
-   * `message` from `waitTooLongMessage`, built once per lane (no string is built per refusal); the
-   * call's expected wait is in `details.expectedWaitMs`.
-   */
-  waitTooLong: (model: string, message: string, expectedWaitMs: number) =>
-    InfergateError.shedding(ErrorCode.QueueFull, message, model, { expectedWaitMs }),
+  waitTooLong: (model: string, waitMs: number, maxQueueWaitMs: number) =>
+    shed(
+      () =>
+        new InfergateError(
+          ErrorCode.QueueFull,
+          `the call could wait ~${waitMs.toFixed(1)} ms for a batch of model '${model}', more than maxQueueWaitMs ${maxQueueWaitMs}`,
+          { model },
+        ),
+    ),
   deadlinePassed: (model: string, timeoutMs: number) =>
     new InfergateError(ErrorCode.DeadlineExceeded, `the call's ${timeoutMs} ms deadline passed`, { model }),
   deadlineTooClose: (model: string, leftMs: number, expectedMs: number) =>

@@ -34,8 +34,6 @@ export class Lane {
   readonly buckets = new Map<string, Bucket>();
   readonly planner: FillPlanner;
   inFlight = 0;
-  /** The message of this lane's refusals by expected wait, built at the first one. */
-  waitRefusal: string | undefined;
   /**
    * The last bucket that emptied, kept for the next call of the same layout: at low load every
    * batch empties its bucket, and the next call would otherwise build a key and a queue again.
