@@ -20,26 +20,6 @@ describe('SimulatedGpu', () => {
     });
   });
 
-  it("hands an ended execution's answer on before the next execution's start runs", async () => {
-    const gpu = new SimulatedGpu({ baseMs: 2, perRowMs: 0 });
-    const order: string[] = [];
-    const run = (name: string) =>
-      gpu.run(1, undefined, () => order.push(`start ${name}`)).then(() => order.push(`end ${name}`));
-    const third: Promise<unknown>[] = [];
-    await Promise.all([
-      run('a').then(() => {
-        // Arrives while the slot passes from a to b: it queues behind b, it does not take the slot.
-        third.push(run('c'));
-      }),
-      run('b'),
-    ]);
-    await Promise.all(third);
-    expect(order).toEqual(['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
-    expect(gpu.stats()).toMatchObject({ executions: 3, maxConcurrent: 1, queued: 0 });
-    // The next execution's clock starts when the slot passes, not when its start is run.
-    expect(gpu.stats().minOverrunMs).toBeGreaterThanOrEqual(0);
-  });
-
   it('charges baseMs + perRowMs per row', () => {
     const gpu = new SimulatedGpu({ baseMs: 2, perRowMs: 0.5 });
     expect(gpu.costMs(10)).toBe(7);

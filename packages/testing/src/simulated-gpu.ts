@@ -216,27 +216,9 @@ export class SimulatedGpu {
     this.#start(job);
   }
 
-  /**
-   * The slot passes from an execution that just ended (at `endedAt`) to the next one queued: the
-   * next one's clock starts at that instant, as a GPU runs the next kernel at once, but its start's
-   * bookkeeping (its `onStart`, the abort listener's removal, the timer) runs only after the
-   * event loop's current turn, so that the ended execution's answer, which leaves in that turn, does
-   * not wait for it. The slot is held meanwhile: calls arriving then queue behind.
-   */
-  #handOff(endedAt: number): void {
-    const job = this.#queue.shift();
-    if (job === undefined) return;
-    this.#running += 1;
-    setImmediate(() => {
-      job.detach();
-      this.#start(job, endedAt);
-    });
-  }
-
-  /** `startedAt`: when the slot passed to it (`#handOff`, which already counted it as running). */
-  #start(job: Job, startedAt?: number): void {
+  #start(job: Job): void {
     job.onStart?.();
-    if (startedAt === undefined) this.#running += 1;
+    this.#running += 1;
     const stats = this.#stats;
     stats.maxConcurrent = Math.max(stats.maxConcurrent, this.#running);
     stats.executions += 1;
@@ -244,7 +226,7 @@ export class SimulatedGpu {
     stats.maxBatchSize = Math.max(stats.maxBatchSize, job.rows);
     const duration = this.costMs(job.rows);
     stats.busyMs += duration;
-    const started = startedAt ?? performance.now();
+    const started = performance.now();
     const end = started + duration;
     const finish = () => {
       let now = performance.now();
@@ -274,7 +256,7 @@ export class SimulatedGpu {
       this.#finished(now - started, -remaining);
       this.#running -= 1;
       job.resolve();
-      this.#handOff(now);
+      this.#pump();
     };
     finish();
   }
