@@ -8,7 +8,7 @@
 // second after the kill over the second before it.
 // The reference servers run as a user's would: plain Node on the built packages when this run is on
 // them (`pnpm bench`), else from the sources under tsx; `--servers source|built` picks one.
-//   pnpm bench router [--reps 8] [--sliceMs 1000] [--failovers 3] [--rate 400] [--only open|burst]
+//   pnpm bench router [--reps 8] [--sliceMs 1000] [--failovers 3] [--rate 400] [--only open|burst|overhead]
 //                     [--servers source|built] [--warmB N]
 // `--warmB N` (a diagnostic, with `--only open`; never the named figure): b's server answers N
 // identity calls from a client of their own before the open loop, so its request path is compiled
@@ -550,7 +550,8 @@ export async function run(): Promise<void> {
   const sliceMs = Number(flag('sliceMs') ?? 1000);
   const failovers = Number(flag('failovers') ?? 3);
   const rate = Number(flag('rate') ?? 400);
-  // `--only open` (or `burst`): that failover part alone, printed, bench/results/router.json untouched.
+  // `--only open` (or `burst`, or `overhead`: router_vs_direct_c64): that part alone, printed,
+  // bench/results/router.json untouched.
   const only = flag('only');
   const cases: BenchCase[] = [];
   if (only !== undefined) {
@@ -559,7 +560,9 @@ export async function run(): Promise<void> {
       console.log(`  failover_gap_ms ${open.gapMs.toFixed(1)} (median of ${failovers}), lost ${open.lost}`);
     } else if (only === 'burst') {
       console.log(`  failover_lost_calls ${await burst(failovers, cases)}`);
-    } else throw new Error(`--only takes 'open' or 'burst', not '${only}'`);
+    } else if (only === 'overhead') {
+      await overhead(reps, sliceMs, cases);
+    } else throw new Error(`--only takes 'open', 'burst' or 'overhead', not '${only}'`);
     return;
   }
   const routerVsDirect = await overhead(reps, sliceMs, cases);
