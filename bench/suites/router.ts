@@ -8,7 +8,7 @@
 // second after the kill over the second before it.
 // The reference servers run as a user's would: plain Node on the built packages when this run is on
 // them (`pnpm bench`), else from the sources under tsx; `--servers source|built` picks one.
-//   pnpm bench router [--reps 8] [--sliceMs 1000] [--failovers 3] [--rate 400] [--only open|burst]
+//   pnpm bench router [--reps 8] [--sliceMs 1000] [--failovers 3] [--rate 400] [--only open|burst|overhead]
 //                     [--servers source|built] [--warmB N]
 // `--warmB N` (a diagnostic, with `--only open`; never the named figure): b's server answers N
 // identity calls from a client of their own before the open loop, so its request path is compiled
@@ -254,6 +254,8 @@ async function openLoop(
   const firstBatchRows: number[] = [];
   /** Per run, a's resident memory (MiB) just before the kill: the kernel frees it before closing a's sockets. */
   const rssAMiB: number[] = [];
+  /** Per run, how far past its cost b's simulated GPU ended b's first execution after the kill (ms). */
+  const bOverrunMs: number[] = [];
   for (let run = 0; run < runs; run++) {
     const servers = await Promise.all([startServer(), startServer()]);
     const [a, b] = servers as [ServerProcess, ServerProcess];
@@ -273,6 +275,7 @@ async function openLoop(
       batchToB: Number.POSITIVE_INFINITY,
       batchFlushed: Number.POSITIVE_INFINITY,
       batchWritten: Number.POSITIVE_INFINITY,
+      bRead: Number.POSITIVE_INFINITY,
       bArrived: Number.POSITIVE_INFINITY,
       bEntered: Number.POSITIVE_INFINITY,
       bSlot: Number.POSITIVE_INFINITY,
@@ -430,6 +433,8 @@ async function openLoop(
       const onB = b.executions.find((execution) => toPerformanceNow(execution.entered) >= killAt);
       firstBatchRows.push(onB?.rows ?? Number.NaN);
       if (onB !== undefined) {
+        if (Number.isFinite(onB.read)) at.bRead = toPerformanceNow(onB.read);
+        bOverrunMs.push(onB.overrunMs);
         at.bArrived = toPerformanceNow(onB.arrived);
         at.bEntered = toPerformanceNow(onB.entered);
         at.bSlot = toPerformanceNow(onB.slot);
@@ -450,7 +455,7 @@ async function openLoop(
       failoverP99s.push(during);
       lost.push(outcomes.filter((outcome) => outcome.result !== 'ok').length);
       console.log(
-        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, a's socket end-of-stream +${step.socketEndA} (handled +${step.socketEndHandledA}), connection lost +${step.connectionLost}, a's first RPC failed +${step.rpcFailedOnA}, its first call failed back +${step.memberFailedOnA}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, written +${step.batchWritten}, flushed +${step.batchFlushed} (after ${flushCpu.toFixed(1)} ms of CPU here), b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer read +${step.answerRead} (last read +${step.answerLastRead}), out of b's channel +${step.answerFromChannel}, out of b's batcher +${step.answerFromBatcher}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send; its first batch ${onB?.rows} rows; a's RSS at the kill ${rssAMiB.at(-1)} MiB), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
+        `  open loop ${run + 1}/${runs}: gap ${step.firstOnB} ms (timer lag +${step.loop}, a exited +${step.exit}, a's socket end-of-stream +${step.socketEndA} (handled +${step.socketEndHandledA}), connection lost +${step.connectionLost}, a's first RPC failed +${step.rpcFailedOnA}, its first call failed back +${step.memberFailedOnA}, first failure on a +${step.firstFailureOnA}, a ejected +${step.ejected}, next call sent +${step.sendAfterLoss}, first call to b +${step.firstToB}, b's batch sent +${step.batchToB}, written +${step.batchWritten}, flushed +${step.batchFlushed} (after ${flushCpu.toFixed(1)} ms of CPU here), b's server: headers in +${step.bArrived}, entered +${step.bEntered}, slot +${step.bSlot}, done +${step.bDone}, its ran line here +${step.bRan}, answer read +${step.answerRead} (last read +${step.answerLastRead}), out of b's channel +${step.answerFromChannel}, out of b's batcher +${step.answerFromBatcher}, answer +${step.firstOnB}: b took ${(step.firstOnB - step.batchToB).toFixed(1)} from its send; its first batch ${onB?.rows} rows, its GPU ${onB?.overrunMs} ms past the cost; a's RSS at the kill ${rssAMiB.at(-1)} MiB), p99 ${steady.toFixed(1)} → ${during.toFixed(1)} ms, ${JSON.stringify(tally(outcomes))}, load ${loadavg()[0]?.toFixed(1)}`,
       );
     } finally {
       unsubscribe('net.client.socket', onSocket);
@@ -460,7 +465,7 @@ async function openLoop(
   }
   const medianOf = (key: keyof GapSteps) => median(steps.map((step) => step[key]));
   console.log(
-    `  medians (ms from the kill; servers run ${serverRuntime === 'built' ? 'by plain Node from the built packages' : 'from the sources under tsx'}): ${(Object.keys(steps[0] ?? {}) as (keyof GapSteps)[]).map((key) => `${key} ${medianOf(key)}`).join(', ')}; CPU before b's first batch left ${median(flushCpuMs)}; rows of b's first batch ${firstBatchRows.join(' / ')}; a's RSS at the kill ${rssAMiB.join(' / ')} MiB`,
+    `  medians (ms from the kill; servers run ${serverRuntime === 'built' ? 'by plain Node from the built packages' : 'from the sources under tsx'}): ${(Object.keys(steps[0] ?? {}) as (keyof GapSteps)[]).map((key) => `${key} ${medianOf(key)}`).join(', ')}; CPU before b's first batch left ${median(flushCpuMs)}; rows of b's first batch ${firstBatchRows.join(' / ')}; b's GPU past its cost ${bOverrunMs.join(' / ')} ms; a's RSS at the kill ${rssAMiB.join(' / ')} MiB`,
   );
   cases.push({
     name: `failover open loop ${rate}/s kill -9 a, batchers under the router`,
@@ -516,7 +521,9 @@ interface GapSteps {
   batchFlushed: number;
   /** b's first batch reaches the kernel: written on an uncorked socket, or the uncork that flushes it. */
   batchWritten: number;
-  /** b's server: the headers of its first request after the kill reached its JavaScript. */
+  /** b's server: the first read of the data burst that brought its first request after the kill. */
+  bRead: number;
+  /** b's server: the headers of its first request after the kill reached its JavaScript (node:http2 transport only; else as `bEntered`). */
   bArrived: number;
   /** b's server: its first execution after the kill entered the model (request decoded, validated). */
   bEntered: number;
@@ -543,7 +550,8 @@ export async function run(): Promise<void> {
   const sliceMs = Number(flag('sliceMs') ?? 1000);
   const failovers = Number(flag('failovers') ?? 3);
   const rate = Number(flag('rate') ?? 400);
-  // `--only open` (or `burst`): that failover part alone, printed, bench/results/router.json untouched.
+  // `--only open` (or `burst`, or `overhead`: router_vs_direct_c64): that part alone, printed,
+  // bench/results/router.json untouched.
   const only = flag('only');
   const cases: BenchCase[] = [];
   if (only !== undefined) {
@@ -552,7 +560,9 @@ export async function run(): Promise<void> {
       console.log(`  failover_gap_ms ${open.gapMs.toFixed(1)} (median of ${failovers}), lost ${open.lost}`);
     } else if (only === 'burst') {
       console.log(`  failover_lost_calls ${await burst(failovers, cases)}`);
-    } else throw new Error(`--only takes 'open' or 'burst', not '${only}'`);
+    } else if (only === 'overhead') {
+      await overhead(reps, sliceMs, cases);
+    } else throw new Error(`--only takes 'open', 'burst' or 'overhead', not '${only}'`);
     return;
   }
   const routerVsDirect = await overhead(reps, sliceMs, cases);

@@ -23,6 +23,10 @@ export interface Execution {
   slot: number;
   /** The slot's time over (the answer is built and sent right after). */
   done: number;
+  /** The first read of the socket data burst that brought the request (NaN when none was seen). */
+  read: number;
+  /** How far past its cost the simulated GPU ended this execution, in ms. */
+  overrunMs: number;
 }
 
 export interface ServerProcess {
@@ -163,10 +167,15 @@ export async function startServerProcess(options: ServerProcessOptions = {}): Pr
             ran.set(key, (ran.get(key) ?? 0) + 1);
             rows += 1;
           }
-          const [arrived = Number.NaN, entered = Number.NaN, slot = Number.NaN, done = Number.NaN] = times
-            .split(' ')
-            .map(Number);
-          executions.push({ rows: ids.length, arrived, entered, slot, done });
+          const [
+            arrived = Number.NaN,
+            entered = Number.NaN,
+            slot = Number.NaN,
+            done = Number.NaN,
+            read = Number.NaN,
+            overrunMs = Number.NaN,
+          ] = times.split(' ').map(Number);
+          executions.push({ rows: ids.length, arrived, entered, slot, done, read, overrunMs });
           if (executions.length > 1_000) executions.shift();
         } else if (line.startsWith('READY ')) {
           clearTimeout(timer);

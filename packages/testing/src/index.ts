@@ -48,7 +48,7 @@ export { DEFAULT_TRACE_SETTINGS } from './runtime-settings.js';
 export type { RepositoryView, TestServerTls } from './server-options.js';
 export type { SharedMemoryRegion } from './shared-memory.js';
 export { shmPath } from './shared-memory.js';
-export type { SimulatedGpuOptions, SimulatedGpuStats } from './simulated-gpu.js';
+export type { ExecutionStart, SimulatedGpuOptions, SimulatedGpuStats } from './simulated-gpu.js';
 export { SimulatedGpu } from './simulated-gpu.js';
 export type { TestCertificates } from './test-certificates.js';
 export { generateTestCertificates } from './test-certificates.js';

@@ -107,8 +107,8 @@ export async function* runInference(
         return isAborted(context);
       },
       ...(sequence ? { sequence } : {}),
-      computeStarted() {
-        const at = now();
+      computeStarted(startedAt?: bigint) {
+        const at = startedAt ?? now();
         queueNs = at - inputDone;
         inferStart = at;
       },

@@ -82,8 +82,10 @@ export interface ExecuteContext {
   /**
    * Marks the end of queueing: time before the call counts as `queue`, time after as
    * `compute_infer` in ModelStatistics. Without a call the whole execution is compute_infer.
+   * `startedAt` (`process.hrtime.bigint()`'s clock, ns): when compute started, for a model that
+   * marks it after that instant; by default, now.
    */
-  computeStarted(): void;
+  computeStarted(startedAt?: bigint): void;
 }
 
 /**

@@ -122,8 +122,8 @@ export async function warmUpModel(state: ServerState, model: ResolvedModel): Pro
         let inferStart = inputDone;
         const context: ExecuteContext = {
           signal: new AbortController().signal,
-          computeStarted() {
-            inferStart = now();
+          computeStarted(startedAt?: bigint) {
+            inferStart = startedAt ?? now();
           },
         };
         state.stats.executionStarted(model.name, request.batchSize);

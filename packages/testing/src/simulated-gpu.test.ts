@@ -20,6 +20,39 @@ describe('SimulatedGpu', () => {
     });
   });
 
+  it("hands an ended execution's answer on before the next execution's start runs", async () => {
+    const gpu = new SimulatedGpu({ baseMs: 2, perRowMs: 0 });
+    const order: string[] = [];
+    const run = (name: string) =>
+      gpu.run(1, undefined, () => order.push(`start ${name}`)).then(() => order.push(`end ${name}`));
+    const third: Promise<unknown>[] = [];
+    await Promise.all([
+      run('a').then(() => {
+        // Arrives while the slot passes from a to b: it queues behind b, it does not take the slot.
+        third.push(run('c'));
+      }),
+      run('b'),
+    ]);
+    await Promise.all(third);
+    expect(order).toEqual(['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
+    expect(gpu.stats()).toMatchObject({ executions: 3, maxConcurrent: 1, queued: 0 });
+    // The next execution's clock starts when the slot passes, not when its start is run.
+    expect(gpu.stats().minOverrunMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it("tells a queued execution's start the instant the slot passed to it", async () => {
+    const gpu = new SimulatedGpu({ baseMs: 2, perRowMs: 0 });
+    const starts: { name: string; at: bigint | undefined }[] = [];
+    const run = (name: string) => gpu.run(1, undefined, (at) => starts.push({ name, at }));
+    await Promise.all([run('free slot'), run('queued')]);
+    // The free slot's start runs when it starts (no instant given: now); the queued one's runs
+    // after its predecessor's answer, and is told when the slot passed.
+    expect(starts.map((start) => [start.name, typeof start.at])).toEqual([
+      ['free slot', 'undefined'],
+      ['queued', 'bigint'],
+    ]);
+  });
+
   it('charges baseMs + perRowMs per row', () => {
     const gpu = new SimulatedGpu({ baseMs: 2, perRowMs: 0.5 });
     expect(gpu.costMs(10)).toBe(7);

@@ -44,9 +44,16 @@ export interface SimulatedGpuStats {
   tailDelays: number;
 }
 
+/**
+ * Called when an execution takes the slot; `startedAt` (the monotonic clock of
+ * `process.hrtime.bigint()`, in ns) when the call comes after that instant (a queued execution's
+ * start runs after the previous one's answer has left).
+ */
+export type ExecutionStart = (startedAt?: bigint) => void;
+
 interface Job {
   rows: number;
-  onStart: (() => void) | undefined;
+  onStart: ExecutionStart | undefined;
   resolve(): void;
   reject(error: Error): void;
   detach(): void;
@@ -114,7 +121,7 @@ export let runLazily: (
   gpu: SimulatedGpu,
   rows: number,
   context: LazySignal,
-  onStart: (() => void) | undefined,
+  onStart: ExecutionStart | undefined,
 ) => Promise<void>;
 
 /**
@@ -159,7 +166,7 @@ export class SimulatedGpu {
    * the queue (CANCELLED); an execution that has started runs to the end, as GPU work would. A tail
    * delay after it ends early on an abort.
    */
-  run(rows: number, signal?: AbortSignal, onStart?: () => void): Promise<void> {
+  run(rows: number, signal?: AbortSignal, onStart?: ExecutionStart): Promise<void> {
     return this.#run(rows, signal === undefined ? undefined : { signal }, onStart);
   }
 
@@ -170,7 +177,7 @@ export class SimulatedGpu {
   async #run(
     rows: number,
     context: LazySignal | undefined,
-    onStart: (() => void) | undefined,
+    onStart: ExecutionStart | undefined,
   ): Promise<void> {
     await this.#execute(rows, context, onStart);
     if (this.tailProbability > 0 && this.#random() < this.tailProbability) {
@@ -179,7 +186,11 @@ export class SimulatedGpu {
     }
   }
 
-  #execute(rows: number, context: LazySignal | undefined, onStart: (() => void) | undefined): Promise<void> {
+  #execute(
+    rows: number,
+    context: LazySignal | undefined,
+    onStart: ExecutionStart | undefined,
+  ): Promise<void> {
     if (context !== undefined && isAborted(context)) return Promise.reject(cancelled());
     if (this.#running === 0 && this.#queue.length === 0) {
       // The slot is free: the execution starts now and cannot be cancelled, so no abort listener.
@@ -216,9 +227,34 @@ export class SimulatedGpu {
     this.#start(job);
   }
 
-  #start(job: Job): void {
-    job.onStart?.();
+  /**
+   * The slot passes from an execution that just ended (at `endedAt`) to the next one queued: the
+   * next one's clock starts at that instant, as a GPU runs the next kernel at once, but its start
+   * (its `onStart`, told that instant, the abort listener's removal, the timer) runs only after the
+   * event loop's current turn, so that the ended execution's answer, which leaves in that turn, does
+   * not wait for it. The slot is held meanwhile: calls arriving then queue behind.
+   */
+  #handOff(endedAt: number): void {
+    const job = this.#queue.shift();
+    if (job === undefined) return;
+    const startedAt = process.hrtime.bigint();
     this.#running += 1;
+    setImmediate(() => {
+      job.detach();
+      job.onStart?.(startedAt);
+      this.#start(job, endedAt);
+    });
+  }
+
+  /**
+   * `startedAt`: when the slot passed to it (`#handOff`, which already ran its `onStart` and counted
+   * it as running).
+   */
+  #start(job: Job, startedAt?: number): void {
+    if (startedAt === undefined) {
+      job.onStart?.();
+      this.#running += 1;
+    }
     const stats = this.#stats;
     stats.maxConcurrent = Math.max(stats.maxConcurrent, this.#running);
     stats.executions += 1;
@@ -226,7 +262,7 @@ export class SimulatedGpu {
     stats.maxBatchSize = Math.max(stats.maxBatchSize, job.rows);
     const duration = this.costMs(job.rows);
     stats.busyMs += duration;
-    const started = performance.now();
+    const started = startedAt ?? performance.now();
     const end = started + duration;
     const finish = () => {
       let now = performance.now();
@@ -256,7 +292,7 @@ export class SimulatedGpu {
       this.#finished(now - started, -remaining);
       this.#running -= 1;
       job.resolve();
-      this.#pump();
+      this.#handOff(now);
     };
     finish();
   }
