@@ -195,11 +195,12 @@ if (process.argv.includes('--serve')) {
           get aborted() {
             return (context as { aborted?: boolean }).aborted;
           },
-          computeStarted() {
-            start = clock();
+          computeStarted(startedAt?: bigint) {
+            // A queued execution's start runs after the slot passed to it, and is told when.
+            start = startedAt === undefined ? clock() : Number(startedAt) / 1e6;
             received = lastStream;
             socketData = probes.data;
-            context.computeStarted();
+            context.computeStarted(startedAt);
           },
         };
         if (typeof hook === 'function') {
