@@ -4,7 +4,7 @@ import type { ModelWarmup_InputSchema, ModelWarmupSchema } from '@infergate/core
 import { describe, expect, it } from 'vitest';
 import { ConfigDataType } from './internal/proto.js';
 import type { ExecuteRequest, ModelDefinition } from './model-definition.js';
-import { startTestServer, type TestServer } from './test-server.js';
+import { startTestServer, TestServer } from './test-server.js';
 
 type Sample = MessageInitShape<typeof ModelWarmupSchema>;
 
@@ -226,6 +226,41 @@ describe('model warm-up (model_warmup)', () => {
     } finally {
       await server?.stop();
     }
+  });
+
+  it('aborts a warm-up run that never finishes after warmupTimeoutMs, with DEADLINE_EXCEEDED', async () => {
+    let signal: AbortSignal | undefined;
+    const model: ModelDefinition = {
+      ...recording('stuck', [sample({ name: 'forever' })]).model,
+      execute(_request, context) {
+        signal = context.signal;
+        return new Promise(() => {});
+      },
+    };
+    let server: TestServer | undefined;
+    try {
+      const error = await failure(
+        startTestServer({ builtins: false, models: [model], warmupTimeoutMs: 50 }).then((started) => {
+          server = started;
+        }),
+      );
+      expect(error.code).toBe(ErrorCode.DeadlineExceeded);
+      expect(error.message).toMatch(/warmup sample 'forever' \(run 1 of 1\) did not finish within 50 ms/);
+      expect(signal?.aborted).toBe(true);
+      expect(signal?.reason).toBe(error);
+    } finally {
+      await server?.stop();
+    }
+    const stuck = new TestServer({ builtins: false, warmupTimeoutMs: 50 });
+    try {
+      await stuck.listen();
+      const late = await failure(stuck.addModel(model));
+      expect(late.code).toBe(ErrorCode.DeadlineExceeded);
+      expect(stuck.models()).not.toContain('stuck');
+    } finally {
+      await stuck.stop();
+    }
+    expect(() => new TestServer({ warmupTimeoutMs: 0 })).toThrow(/warmupTimeoutMs must be a positive number/);
   });
 
   it('reports its samples in the model configuration', async () => {

@@ -97,9 +97,14 @@ function warmupRequest(model: ResolvedModel, version: string, sample: WarmupSamp
  * model instance (no scheduler) and whose backends report their statistics, each run counts in the
  * model's statistics (ModelStatistics' inference and execution counts, and `stats(model).executions`
  * and `rows`), but not as a request received (`stats(model).requests`). A sample that cannot be
- * built, or a run that fails, rejects with an `InfergateError` naming the sample.
+ * built, or a run that fails, rejects with an `InfergateError` naming the sample; a run still going
+ * after `timeoutMs` is aborted (its context's signal) and rejects with DEADLINE_EXCEEDED.
  */
-export async function warmUpModel(state: ServerState, model: ResolvedModel): Promise<void> {
+export async function warmUpModel(
+  state: ServerState,
+  model: ResolvedModel,
+  timeoutMs: number,
+): Promise<void> {
   const version = model.versions.reduce((best, candidate) =>
     Number(candidate) > Number(best) ? candidate : best,
   );
@@ -110,6 +115,20 @@ export async function warmUpModel(state: ServerState, model: ResolvedModel): Pro
     for (let run = 0; run < runs; run++) {
       const started = now();
       let executing = false;
+      const controller = new AbortController();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const error = new InfergateError(
+            ErrorCode.DeadlineExceeded,
+            `model '${model.name}': warmup sample '${sample.name ?? ''}' (run ${run + 1} of ${runs}) did not finish within ${timeoutMs} ms`,
+            { model: model.name },
+          );
+          controller.abort(error);
+          reject(error);
+        }, timeoutMs);
+      });
+      timedOut.catch(() => {});
       try {
         const request = readInferRequest(
           model,
@@ -121,17 +140,19 @@ export async function warmUpModel(state: ServerState, model: ResolvedModel): Pro
         const inputDone = now();
         let inferStart = inputDone;
         const context: ExecuteContext = {
-          signal: new AbortController().signal,
+          signal: controller.signal,
           computeStarted(startedAt?: bigint) {
             inferStart = startedAt ?? now();
           },
         };
         state.stats.executionStarted(model.name, request.batchSize);
         executing = true;
-        const outputs =
+        const outputs = await Promise.race([
           model.executeStream === undefined
-            ? await (model.execute as NonNullable<typeof model.execute>)(request, context)
-            : await firstResponse(model.executeStream(request, context));
+            ? (model.execute as NonNullable<typeof model.execute>)(request, context)
+            : firstResponse(model.executeStream(request, context)),
+          timedOut,
+        ]);
         const built = now();
         serializeInferResponse(buildInferResponse(request, outputs, { batching: model.maxBatchSize > 0 }));
         state.inference.succeeded(model.name, version, {
@@ -143,12 +164,14 @@ export async function warmUpModel(state: ServerState, model: ResolvedModel): Pro
           totalNs: now() - started,
         });
       } catch (error) {
+        if (controller.signal.aborted && error === controller.signal.reason) throw error;
         throw new InfergateError(
           ErrorCode.InvalidArgument,
           `model '${model.name}': failed to run warmup sample '${sample.name ?? ''}': ${(error as Error).message}`,
           { model: model.name, cause: error },
         );
       } finally {
+        clearTimeout(timer);
         if (executing) state.stats.executionEnded(model.name);
       }
     }

@@ -52,6 +52,12 @@ export interface TestServerOptions {
   /** How long `stop()` lets calls in progress finish before it forces the shutdown, in ms. @default 2000 */
   stopGraceMs?: number;
   /**
+   * How long one run of a model's `model_warmup` sample may take, in ms. A run still going then is
+   * aborted (its `context.signal`) and the warm-up rejects with DEADLINE_EXCEEDED, so a model that
+   * never answers cannot hold `listen()` or `addModel()` forever. @default 30000
+   */
+  warmupTimeoutMs?: number;
+  /**
    * Also serve KServe v2 HTTP/REST (binary tensor data, generate, generate_stream) on a second
    * port of `host` (`httpUrl`), over the same models and state. `port` 0 picks a free one. @default false
    */
@@ -81,6 +87,7 @@ export class TestServer {
   readonly #state: ServerState;
   readonly #handlers: HandlerTable;
   readonly #graceMs: number;
+  readonly #warmupTimeoutMs: number;
   readonly #tls: TestServerTls | undefined;
   #port: number;
   #listener: GrpcListener | undefined;
@@ -95,6 +102,12 @@ export class TestServer {
     this.host = options.host ?? '127.0.0.1';
     this.#port = options.port ?? 0;
     this.#graceMs = options.stopGraceMs ?? 2000;
+    this.#warmupTimeoutMs = options.warmupTimeoutMs ?? 30_000;
+    if (!(this.#warmupTimeoutMs > 0) || !Number.isFinite(this.#warmupTimeoutMs)) {
+      throw new TypeError(
+        `warmupTimeoutMs must be a positive number of ms, got ${String(options.warmupTimeoutMs)}`,
+      );
+    }
     this.#tls = options.tls;
     this.transport = options.transport ?? 'lean';
     if (this.transport !== 'http2' && this.transport !== 'grpc-js' && this.transport !== 'lean') {
@@ -229,7 +242,7 @@ export class TestServer {
   async #warmUpAll(models: readonly ModelDefinition[]): Promise<void> {
     for (const definition of models) {
       try {
-        await warmUpModel(this.#state, resolveModel(definition));
+        await warmUpModel(this.#state, resolveModel(definition), this.#warmupTimeoutMs);
       } catch (error) {
         this.#state.models.unload(definition.name);
         throw error;
@@ -248,7 +261,7 @@ export class TestServer {
       this.#state.models.add(definition);
       return Promise.resolve();
     }
-    return warmUpModel(this.#state, resolveModel(definition)).then(() => {
+    return warmUpModel(this.#state, resolveModel(definition), this.#warmupTimeoutMs).then(() => {
       this.#state.models.add(definition);
     });
   }
