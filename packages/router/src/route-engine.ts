@@ -92,6 +92,7 @@ interface Resume<T> {
 /** No target failed this call yet (most calls): nothing allocated. */
 const NONE: ReadonlySet<never> = new Set();
 const DONE = Promise.resolve();
+const answerOf = <R>(attempted: { value: R }): R => attempted.value;
 
 export type { Attempted, AttemptHandle, ExecutePolicy, RouteTarget };
 
@@ -176,13 +177,28 @@ export class RouteEngine<T extends RouteTarget> {
     // loop's async frame; the loop takes over only when it fails (or when no target takes the call).
     if (callScope === NO_SCOPE && !keepOpen) {
       try {
-        return this.#begin(call, attempt, policy);
+        return this.#begin(call, attempt, policy, false) as Promise<Attempted<R, T>>;
       } catch (error) {
         return Promise.reject(error);
       }
     }
     if (callScope === NO_SCOPE) return this.#loop(call, callScope, attempt, policy, keepOpen);
     return this.#scoped(call, callScope, attempt, policy, keepOpen);
+  }
+
+  /**
+   * `run` for a caller that wants the answer alone (no handle, nothing kept open): a plain call's
+   * promise is then the attempt's own `then`, with no result object and no extra promise after it.
+   */
+  runValue<R>(call: CallOptions, attempt: AttemptFunction<R, T>, policy: ExecutePolicy<T> = {}): Promise<R> {
+    if (call.signal === undefined && call.timeoutMs === undefined) {
+      try {
+        return this.#begin(call, attempt, policy, true) as Promise<R>;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return this.run(call, attempt, policy).then(answerOf);
   }
 
   /**
@@ -195,14 +211,16 @@ export class RouteEngine<T extends RouteTarget> {
     call: CallOptions,
     attempt: AttemptFunction<R, T>,
     policy: ExecutePolicy<T>,
-  ): Promise<Attempted<R, T>> {
+    bare: boolean,
+  ): Promise<Attempted<R, T> | R> {
     const now = Date.now();
     this.#budget.recordRequest(now);
     const admit = admissionCall(call);
     const pass = this.#newPass(policy, admit, NO_SCOPE, undefined, undefined, false, now);
     const target = this.#pick(pass, policy, admit, undefined);
     if (target === undefined) {
-      return this.#loop(call, NO_SCOPE, attempt, policy, false, { pass, admit, attempts: 0 });
+      const looped = this.#loop(call, NO_SCOPE, attempt, policy, false, { pass, admit, attempts: 0 });
+      return bare ? looped.then(answerOf) : looped;
     }
     const { handle, work } = this.#start(
       call,
@@ -220,14 +238,14 @@ export class RouteEngine<T extends RouteTarget> {
     return work.then(
       (value) => {
         this.#settle(handle, 'success');
-        return { value, handle };
+        return bare ? value : { value, handle };
       },
       (thrown: unknown) => {
         const failure = this.#failed(call, handle, thrown, false);
         const errorClass = failure.errorClass;
         if (errorClass === 'cancelled' || errorClass === 'reject' || policy.pinned !== undefined)
           throw failure.error;
-        return this.#loop(call, NO_SCOPE, attempt, policy, false, {
+        const looped = this.#loop(call, NO_SCOPE, attempt, policy, false, {
           pass,
           admit,
           attempts: 1,
@@ -237,6 +255,7 @@ export class RouteEngine<T extends RouteTarget> {
           failed: errorClass === 'failure' || errorClass === 'too-late' ? new Set([target]) : undefined,
           minContext: errorClass === 'context-length' ? Math.max(0, target.contextWindow ?? 0) : undefined,
         });
+        return bare ? looped.then(answerOf) : looped;
       },
     );
   }
