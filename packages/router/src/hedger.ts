@@ -79,14 +79,19 @@ export class Hedger<T extends RouteTarget> {
     const options = this.#options;
     const budget = this.#budget;
     // Not hedged (most calls): the engine's promise itself, no extra async frame.
-    if (
-      options === undefined ||
-      budget === undefined ||
-      call.idempotent !== true ||
-      this.#engine.targets.size < 2
-    )
+    if (options === undefined || budget === undefined || !this.hedges(call))
       return this.#engine.run(call, attempt, policy, keepOpen);
     return this.#hedged(call, attempt, policy, keepOpen, discard, options, budget);
+  }
+
+  /** Whether `run` hedges this call: the router hedges, the call is idempotent, there is a second target. */
+  hedges(call: RouteCallOptions): boolean {
+    return (
+      this.#options !== undefined &&
+      this.#budget !== undefined &&
+      call.idempotent === true &&
+      this.#engine.targets.size >= 2
+    );
   }
 
   async #hedged<R>(

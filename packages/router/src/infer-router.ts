@@ -75,7 +75,10 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
         target.transport.infer(request, attemptOptions);
       if (sequence !== undefined) return this.#inSequence(request, options, sequence, run);
       const affinityKey = affinityKeyOf(request, options, this.#affinityKey);
-      return this.runner.run(options, run, { model: request.model, costOf, affinityKey }).then(answerOf);
+      const policy = { model: request.model, costOf, affinityKey };
+      // Not hedged (most calls): the engine's answer itself, without a result object to unwrap.
+      if (!this.runner.hedges(options)) return this.engine.runValue(options, run, policy);
+      return this.runner.run(options, run, policy).then(answerOf);
     } catch (error) {
       return Promise.reject(error);
     }

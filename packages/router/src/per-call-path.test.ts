@@ -95,4 +95,64 @@ describe('the plain call path', () => {
     expect(attempts.every(({ attempt, outcome }) => attempt === 1 && outcome === 'success')).toBe(true);
     expect(attempts).toHaveLength(8);
   });
+
+  it("starts a plain call's first attempt in the same turn and, when it fails, carries the pass on to the next target", async () => {
+    const a = target(() => Promise.reject(new InfergateError(ErrorCode.Unavailable, 'connection reset')));
+    const b = target(() => Promise.resolve(ok('b')));
+    const routed = createRouter({
+      targets: [
+        { name: 'a', transport: a },
+        { name: 'b', transport: b },
+      ],
+    });
+    routers.push(routed);
+    const attempts: AttemptEvent[] = [];
+    const fallbacks: string[] = [];
+    routed.on('attempt', (event) => attempts.push(event));
+    routed.on('fallback', ({ from, to, reason }) => fallbacks.push(`${from}->${to}:${reason}`));
+    const pending = routed.infer(request);
+    // Before anything was awaited: a was called, b not yet.
+    expect([a.calls, b.calls]).toEqual([1, 0]);
+    expect((await pending).id).toBe('b');
+    expect(attempts.map(({ target, attempt, outcome }) => `${target}#${attempt}:${outcome}`)).toEqual([
+      'a#1:failure',
+      'b#2:success',
+    ]);
+    expect(fallbacks).toEqual(['a->b:failure']);
+  });
+
+  it('retries the one target in a new pass after its first attempt fails', async () => {
+    let calls = 0;
+    const a = target(() =>
+      ++calls === 1
+        ? Promise.reject(new InfergateError(ErrorCode.Unavailable, 'connection reset'))
+        : Promise.resolve(ok('a')),
+    );
+    const routed = createRouter({
+      targets: [{ name: 'a', transport: a }],
+      retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 1 },
+    });
+    routers.push(routed);
+    const attempts: AttemptEvent[] = [];
+    routed.on('attempt', (event) => attempts.push(event));
+    expect((await routed.infer(request)).id).toBe('a');
+    expect(attempts.map(({ attempt, outcome }) => `${attempt}:${outcome}`)).toEqual([
+      '1:failure',
+      '2:success',
+    ]);
+  });
+
+  it('rejects with the typed error of a first attempt the caller cannot retry, without another attempt', async () => {
+    const a = target(() => Promise.reject(new InfergateError(ErrorCode.InvalidArgument, 'bad input')));
+    const b = target(() => Promise.resolve(ok('b')));
+    const routed = createRouter({
+      targets: [
+        { name: 'a', transport: a },
+        { name: 'b', transport: b },
+      ],
+    });
+    routers.push(routed);
+    await expect(routed.infer(request)).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
+    expect([a.calls, b.calls]).toEqual([1, 0]);
+  });
 });

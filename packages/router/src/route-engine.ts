@@ -8,7 +8,7 @@ import {
   NO_SCOPE,
   sleep,
 } from '@infergate/core';
-import { Admission, admissionCall, type Refusal } from './admission.js';
+import { Admission, type AdmissionCall, admissionCall, type Refusal } from './admission.js';
 import type { Breaker, BreakerPermit } from './breaker.js';
 import type { BreakerSnapshot, BreakerState } from './breaker-state.js';
 import {
@@ -58,9 +58,41 @@ function lastResort<T extends RouteTarget>(
   return !candidates.some((other) => other !== target && canTake(other, failed, minContext));
 }
 
+/** One pass over the planned candidates: what its checks need, and how far it has got. */
+interface Pass<T> {
+  readonly candidates: readonly T[];
+  readonly budgetMs: number | undefined;
+  /** The targets that had failed this call when the pass began (the same set, growing). */
+  readonly avoid: ReadonlySet<T> | undefined;
+  readonly avoidFailed: boolean;
+  readonly skipLost: boolean;
+  /** The pass's start: the time for its cooling checks until it has awaited an attempt. */
+  readonly now: number;
+  /** The index of the next candidate to look at. */
+  next: number;
+  /** Candidates that got an attempt in this pass. */
+  tried: number;
+  refused: Refusal | undefined;
+  /** The permit of the candidate `#pick` last returned. */
+  permit: BreakerPermit | undefined;
+}
+
+/** Where `#begin` leaves a call for the routing loop: its first pass, and its first attempt's failure. */
+interface Resume<T> {
+  pass: Pass<T>;
+  admit: AdmissionCall;
+  attempts: number;
+  lastError?: InfergateError;
+  lastClass?: ErrorClass;
+  lastTarget?: string;
+  failed?: Set<T> | undefined;
+  minContext?: number | undefined;
+}
+
 /** No target failed this call yet (most calls): nothing allocated. */
 const NONE: ReadonlySet<never> = new Set();
 const DONE = Promise.resolve();
+const answerOf = <R>(attempted: { value: R }): R => attempted.value;
 
 export type { Attempted, AttemptHandle, ExecutePolicy, RouteTarget };
 
@@ -141,9 +173,163 @@ export class RouteEngine<T extends RouteTarget> {
     } catch (error) {
       return Promise.reject(error);
     }
-    // Nothing to dispose (no signal, no deadline): the loop's promise itself, no extra async frame.
+    // Nothing to dispose (no signal, no deadline): the first attempt starts in this turn, without the
+    // loop's async frame; the loop takes over only when it fails (or when no target takes the call).
+    if (callScope === NO_SCOPE && !keepOpen) {
+      try {
+        return this.#begin(call, attempt, policy, false) as Promise<Attempted<R, T>>;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     if (callScope === NO_SCOPE) return this.#loop(call, callScope, attempt, policy, keepOpen);
     return this.#scoped(call, callScope, attempt, policy, keepOpen);
+  }
+
+  /**
+   * `run` for a caller that wants the answer alone (no handle, nothing kept open): a plain call's
+   * promise is then the attempt's own `then`, with no result object and no extra promise after it.
+   */
+  runValue<R>(call: CallOptions, attempt: AttemptFunction<R, T>, policy: ExecutePolicy<T> = {}): Promise<R> {
+    if (call.signal === undefined && call.timeoutMs === undefined) {
+      try {
+        return this.#begin(call, attempt, policy, true) as Promise<R>;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return this.run(call, attempt, policy).then(answerOf);
+  }
+
+  /**
+   * A plain call's first pass, synchronously up to its first attempt: the same checks as the loop's
+   * (the pass's state is handed to the loop, so nothing is planned or counted twice), then one
+   * `then` on the attempt. A failure is classified and reported here and the loop resumes the pass
+   * at the next candidate, exactly where its own first attempt would have left it.
+   */
+  #begin<R>(
+    call: CallOptions,
+    attempt: AttemptFunction<R, T>,
+    policy: ExecutePolicy<T>,
+    bare: boolean,
+  ): Promise<Attempted<R, T> | R> {
+    const now = Date.now();
+    this.#budget.recordRequest(now);
+    const admit = admissionCall(call);
+    const pass = this.#newPass(policy, admit, NO_SCOPE, undefined, undefined, false, now);
+    const target = this.#pick(pass, policy, admit, undefined);
+    if (target === undefined) {
+      const looped = this.#loop(call, NO_SCOPE, attempt, policy, false, { pass, admit, attempts: 0 });
+      return bare ? looped.then(answerOf) : looped;
+    }
+    const { handle, work } = this.#start(
+      call,
+      NO_SCOPE,
+      target,
+      pass.permit as BreakerPermit,
+      1,
+      attempt,
+      false,
+      {
+        policy,
+        last: false,
+      },
+    );
+    return work.then(
+      (value) => {
+        this.#settle(handle, 'success');
+        return bare ? value : { value, handle };
+      },
+      (thrown: unknown) => {
+        const failure = this.#failed(call, handle, thrown, false);
+        const errorClass = failure.errorClass;
+        if (errorClass === 'cancelled' || errorClass === 'reject' || policy.pinned !== undefined)
+          throw failure.error;
+        const looped = this.#loop(call, NO_SCOPE, attempt, policy, false, {
+          pass,
+          admit,
+          attempts: 1,
+          lastError: failure.error,
+          lastClass: errorClass,
+          lastTarget: target.name,
+          failed: errorClass === 'failure' || errorClass === 'too-late' ? new Set([target]) : undefined,
+          minContext: errorClass === 'context-length' ? Math.max(0, target.contextWindow ?? 0) : undefined,
+        });
+        return bare ? looped.then(answerOf) : looped;
+      },
+    );
+  }
+
+  /** A pass's candidates and checks, computed once at its start. */
+  #newPass(
+    policy: ExecutePolicy<T>,
+    admit: AdmissionCall,
+    callScope: CallScope,
+    failed: Set<T> | undefined,
+    minContext: number | undefined,
+    allowLost: boolean,
+    now: number,
+  ): Pass<T> {
+    const { pinned } = policy;
+    const candidates =
+      pinned !== undefined ? [pinned] : without(this.#planner.candidates(policy), policy.exclude);
+    const budgetMs = this.#admission.budgetMs(admit, callScope);
+    const avoid = failed;
+    const avoidFailed =
+      avoid !== undefined && candidates.some((target) => canTake(target, avoid, minContext));
+    // A target whose connection was just lost (its redial not answered yet) is passed over while
+    // another can take the call: the lost connection is the first sign of a crash.
+    const skipLost =
+      !allowLost && pinned === undefined && avoidLost(candidates, avoid ?? NONE, minContext, now);
+    return {
+      candidates,
+      budgetMs,
+      avoid,
+      avoidFailed,
+      skipLost,
+      now,
+      next: 0,
+      tried: 0,
+      refused: undefined,
+      permit: undefined,
+    };
+  }
+
+  /**
+   * The pass's next candidate that can take the call, from `pass.next` on, with its breaker permit
+   * in `pass.permit` (counted as tried); undefined when none is left. Refusals are kept in the pass.
+   */
+  #pick(
+    pass: Pass<T>,
+    policy: ExecutePolicy<T>,
+    admit: AdmissionCall,
+    minContext: number | undefined,
+  ): T | undefined {
+    const { pinned } = policy;
+    const { candidates, avoid } = pass;
+    while (pass.next < candidates.length) {
+      const target = candidates[pass.next] as T;
+      pass.next += 1;
+      if (!fits(target, minContext)) continue;
+      if (pass.avoidFailed && avoid?.has(target) === true) continue;
+      if (pass.skipLost && connectionLost(target, pass.now)) continue;
+      // Until this pass has awaited an attempt, its start is still the time.
+      if (pinned === undefined && target.cooling.active(pass.tried === 0 ? pass.now : Date.now())) continue;
+      const refusal =
+        pinned === undefined
+          ? this.#admission.refuse(target, policy.model, admit, pass.budgetMs, policy.costOf)
+          : undefined;
+      if (refusal !== undefined) {
+        pass.refused ??= refusal;
+        continue;
+      }
+      const permit = target.breaker.acquire();
+      if (permit === undefined) continue;
+      pass.tried += 1;
+      pass.permit = permit;
+      return target;
+    }
+    return undefined;
   }
 
   async #scoped<R>(
@@ -169,59 +355,44 @@ export class RouteEngine<T extends RouteTarget> {
     attempt: AttemptFunction<R, T>,
     policy: ExecutePolicy<T>,
     keepOpen: boolean,
+    resume?: Resume<T>,
   ): Promise<Attempted<R, T>> {
     // Clock reads cost 0.1–0.2 µs each on some hosts: the first pass reuses this one (only
     // synchronous work lies between here and it); later passes, after an await, read their own.
-    let firstPassAt: number | undefined = Date.now();
-    this.#budget.recordRequest(firstPassAt);
+    let firstPassAt: number | undefined;
+    if (resume === undefined) {
+      firstPassAt = Date.now();
+      this.#budget.recordRequest(firstPassAt);
+    }
     const { pinned } = policy;
     const retry = this.#options.retry;
-    let attempts = 0;
+    let attempts = resume?.attempts ?? 0;
     let retries = 0;
     let waitedMs = 0;
     /** Targets that failed this call: tried again only when no other candidate can take it. */
-    let failed: Set<T> | undefined;
-    let lastError: InfergateError | undefined;
-    let lastClass: ErrorClass | undefined;
-    let lastTarget: string | undefined;
-    let minContext: number | undefined;
+    let failed: Set<T> | undefined = resume?.failed;
+    let lastError: InfergateError | undefined = resume?.lastError;
+    let lastClass: ErrorClass | undefined = resume?.lastClass;
+    let lastTarget: string | undefined = resume?.lastTarget;
+    let minContext: number | undefined = resume?.minContext;
     /** Set once a pass that passed over lost targets could send the call nowhere else. */
     let allowLost = false;
     // A call whose deadline already passed (or that was aborted) reaches no target at all.
     if (callScope.signal?.aborted === true) throw abortError(callScope.signal);
-    const admit = admissionCall(call);
+    const admit = resume?.admit ?? admissionCall(call);
+    /** A pass begun by `#begin` (its first attempt already made): carried on from where it stopped. */
+    let resumed = resume?.pass;
     for (;;) {
-      const candidates =
-        pinned !== undefined ? [pinned] : without(this.#planner.candidates(policy), policy.exclude);
-      const budgetMs = this.#admission.budgetMs(admit, callScope);
-      let refused: Refusal | undefined;
-      const avoid = failed;
-      const avoidFailed =
-        avoid !== undefined && candidates.some((target) => canTake(target, avoid, minContext));
-      const now = firstPassAt ?? Date.now();
+      const pass =
+        resumed ??
+        this.#newPass(policy, admit, callScope, failed, minContext, allowLost, firstPassAt ?? Date.now());
+      resumed = undefined;
       firstPassAt = undefined;
-      // A target whose connection was just lost (its redial not answered yet) is passed over while
-      // another can take the call: the lost connection is the first sign of a crash.
-      const skipLost =
-        !allowLost && pinned === undefined && avoidLost(candidates, avoid ?? NONE, minContext, now);
-      let tried = 0;
-      for (const target of candidates) {
-        if (!fits(target, minContext)) continue;
-        if (avoidFailed && avoid?.has(target) === true) continue;
-        if (skipLost && connectionLost(target, now)) continue;
-        // Until this pass has awaited an attempt, its start is still the time.
-        if (pinned === undefined && target.cooling.active(tried === 0 ? now : Date.now())) continue;
-        const refusal =
-          pinned === undefined
-            ? this.#admission.refuse(target, policy.model, admit, budgetMs, policy.costOf)
-            : undefined;
-        if (refusal !== undefined) {
-          refused ??= refusal;
-          continue;
-        }
-        const permit = target.breaker.acquire();
-        if (permit === undefined) continue;
-        tried += 1;
+      const { candidates, budgetMs, skipLost } = pass;
+      for (;;) {
+        const target = this.#pick(pass, policy, admit, minContext);
+        if (target === undefined) break;
+        const permit = pass.permit as BreakerPermit;
         attempts += 1;
         if (lastError !== undefined && lastTarget !== undefined && lastClass !== undefined) {
           this.#events.emit('fallback', {
@@ -258,6 +429,7 @@ export class RouteEngine<T extends RouteTarget> {
         }
         if (lastClass === 'context-length') minContext = Math.max(minContext ?? 0, target.contextWindow ?? 0);
       }
+      const { tried, refused } = pass;
       if (skipLost && tried === 0) {
         // The others could not take it after all (cooling, refused, no probe slot): a lost target
         // is better than none, so the same pass again with it.
