@@ -96,9 +96,8 @@ describe('the plain call path', () => {
     expect(attempts).toHaveLength(8);
   });
 
-  it("starts a plain call's first attempt in the same turn and, when it fails, carries the pass on to the next target", async () => {
-    const a = target(() => Promise.reject(new InfergateError(ErrorCode.Unavailable, 'connection reset')));
-    const b = target(() => Promise.resolve(ok('b')));
+  /** A router over `a` then `b`, closed after the test. */
+  function twoTargets(a: Parameters<typeof createRouter>[0]['targets'][number]['transport'], b: typeof a) {
     const routed = createRouter({
       targets: [
         { name: 'a', transport: a },
@@ -106,6 +105,13 @@ describe('the plain call path', () => {
       ],
     });
     routers.push(routed);
+    return routed;
+  }
+
+  it("starts a plain call's first attempt in the same turn and, when it fails, carries the pass on to the next target", async () => {
+    const a = target(() => Promise.reject(new InfergateError(ErrorCode.Unavailable, 'connection reset')));
+    const b = target(() => Promise.resolve(ok('b')));
+    const routed = twoTargets(a, b);
     const attempts: AttemptEvent[] = [];
     const fallbacks: string[] = [];
     routed.on('attempt', (event) => attempts.push(event));
@@ -145,13 +151,7 @@ describe('the plain call path', () => {
   it('rejects with the typed error of a first attempt the caller cannot retry, without another attempt', async () => {
     const a = target(() => Promise.reject(new InfergateError(ErrorCode.InvalidArgument, 'bad input')));
     const b = target(() => Promise.resolve(ok('b')));
-    const routed = createRouter({
-      targets: [
-        { name: 'a', transport: a },
-        { name: 'b', transport: b },
-      ],
-    });
-    routers.push(routed);
+    const routed = twoTargets(a, b);
     await expect(routed.infer(request)).rejects.toMatchObject({ code: ErrorCode.InvalidArgument });
     expect([a.calls, b.calls]).toEqual([1, 0]);
   });
