@@ -1,6 +1,6 @@
 import { createServer, connect as netConnect, type Server } from 'node:net';
 import { createTritonClient, ErrorCode, type TritonClient } from '@infergate/core';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createFaultProxy, type FaultProxy } from './fault-proxy.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
@@ -29,6 +29,15 @@ const identity = (client: TritonClient, values = 16, timeoutMs = 2_000) =>
   });
 
 /** A TCP server that answers every connection with `size` bytes, for byte-exact checks. */
+/** Waits (on the event loop's check phase, not on timers, which a test may have frozen) until `done()`, 10 s at most. */
+async function until(done: () => boolean): Promise<void> {
+  const deadline = performance.now() + 10_000;
+  while (!done()) {
+    if (performance.now() > deadline) throw new Error('timed out waiting for the condition');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 async function byteServer(size: number): Promise<Server> {
   const server = createServer((socket) => {
     socket.on('error', () => {});
@@ -130,12 +139,29 @@ describe('createFaultProxy', () => {
     const proxy = await createFaultProxy({ target: `127.0.0.1:${address.port}` });
     cleanups.push(() => proxy.close());
     await proxy.set({ kind: 'throttle', bytesPerSecond: 10_000 });
-    const received: number[] = [];
-    const socket = netConnect({ host: '127.0.0.1', port: proxy.port });
-    socket.on('data', (chunk: Buffer) => received.push(chunk.length));
-    await new Promise((resolve) => socket.on('end', resolve));
-    // 100 bytes per 10 ms tick: the answer arrives in slices, all of it.
-    expect(Math.max(...received)).toBeLessThanOrEqual(100);
-    expect(received.reduce((sum, size) => sum + size, 0)).toBe(3_000);
+    // The proxy's clock is frozen, so each slice leaves only when the test moves it one 10 ms tick:
+    // what arrived is then exactly the slices released so far, however late the reads are.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let received = 0;
+      let ended = false;
+      const socket = netConnect({ host: '127.0.0.1', port: proxy.port });
+      socket.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+      });
+      socket.on('end', () => {
+        ended = true;
+      });
+      for (let slice = 1; slice <= 30; slice++) {
+        await until(() => received >= slice * 100);
+        // 100 bytes per 10 ms tick: no more than the slices released.
+        expect(received).toBe(slice * 100);
+        vi.advanceTimersByTime(10);
+      }
+      await until(() => ended);
+      expect(received).toBe(3_000);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
