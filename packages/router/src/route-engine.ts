@@ -58,6 +58,32 @@ function lastResort<T extends RouteTarget>(
   return !candidates.some((other) => other !== target && canTake(other, failed, minContext));
 }
 
+/** A failure of this class ends the call: no other target is tried (nor any, for a pinned call). */
+function endsCall(errorClass: ErrorClass, pinned: RouteTarget | undefined): boolean {
+  return errorClass === 'cancelled' || errorClass === 'reject' || pinned !== undefined;
+}
+
+/**
+ * The call's failed targets after `target` failed with `errorClass`: a failed (or too-late) target
+ * is not tried again for this call while another candidate can take it (a too-late target would only
+ * refuse again, sooner still).
+ */
+function failedAfter<T>(failed: Set<T> | undefined, target: T, errorClass: ErrorClass): Set<T> | undefined {
+  if (errorClass !== 'failure' && errorClass !== 'too-late') return failed;
+  const set = failed ?? new Set<T>();
+  set.add(target);
+  return set;
+}
+
+/** The call's least context window after `target` answered that the input is too long for it. */
+function contextAfter(
+  minContext: number | undefined,
+  target: RouteTarget,
+  errorClass: ErrorClass,
+): number | undefined {
+  return errorClass === 'context-length' ? Math.max(minContext ?? 0, target.contextWindow ?? 0) : minContext;
+}
+
 /** One pass over the planned candidates: what its checks need, and how far it has got. */
 interface Pass<T> {
   readonly candidates: readonly T[];
@@ -243,8 +269,7 @@ export class RouteEngine<T extends RouteTarget> {
       (thrown: unknown) => {
         const failure = this.#failed(call, handle, thrown, false);
         const errorClass = failure.errorClass;
-        if (errorClass === 'cancelled' || errorClass === 'reject' || policy.pinned !== undefined)
-          throw failure.error;
+        if (endsCall(errorClass, policy.pinned)) throw failure.error;
         const looped = this.#loop(call, NO_SCOPE, attempt, policy, false, {
           pass,
           admit,
@@ -252,8 +277,8 @@ export class RouteEngine<T extends RouteTarget> {
           lastError: failure.error,
           lastClass: errorClass,
           lastTarget: target.name,
-          failed: errorClass === 'failure' || errorClass === 'too-late' ? new Set([target]) : undefined,
-          minContext: errorClass === 'context-length' ? Math.max(0, target.contextWindow ?? 0) : undefined,
+          failed: failedAfter(undefined, target, errorClass),
+          minContext: contextAfter(undefined, target, errorClass),
         });
         return bare ? looped.then(answerOf) : looped;
       },
@@ -420,14 +445,9 @@ export class RouteEngine<T extends RouteTarget> {
         lastError = failure.error;
         lastClass = failure.errorClass;
         lastTarget = target.name;
-        if (lastClass === 'cancelled' || lastClass === 'reject' || pinned !== undefined) throw lastError;
-        if (lastClass === 'failure' || lastClass === 'too-late') {
-          // Not tried again for this call while another candidate can take it (a too-late target
-          // would only refuse again, sooner still).
-          failed ??= new Set();
-          failed.add(target);
-        }
-        if (lastClass === 'context-length') minContext = Math.max(minContext ?? 0, target.contextWindow ?? 0);
+        if (endsCall(lastClass, pinned)) throw lastError;
+        failed = failedAfter(failed, target, lastClass);
+        minContext = contextAfter(minContext, target, lastClass);
       }
       const { tried, refused } = pass;
       if (skipLost && tried === 0) {
