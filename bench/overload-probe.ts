@@ -92,7 +92,7 @@ function callIds(request: InferRequest): number[] {
  * The overload arm's open-loop generator and recorder. It must not perturb what it measures: under
  * 4× overload it makes about 10,000 calls a second, three in four refused at once, so what it
  * allocates per call is a large share of the process's garbage, and every scavenge is a chance for
- * a pause (docs/benchmarks.md, batcher section, "GC under overload"). So the records are
+ * a pause (docs/benchmarks/batcher-log.md, "GC under overload"). So the records are
  * preallocated typed arrays indexed by call id (nothing kept per call on the heap), a call's input
  * is a view of a preallocated ring, and the generator keeps a count of the calls outstanding instead
  * of a set of promises. Per call it allocates the inputs' two small objects and the view, and one

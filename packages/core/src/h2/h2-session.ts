@@ -381,7 +381,7 @@ export class H2Session {
     // what the report set off in this turn (the first call's move to another endpoint runs in the
     // microtasks that follow) — on a socket that allows half-open connections (the plaintext one),
     // since on another Node half-closes it itself in a process.nextTick, ahead of those microtasks,
-    // and that costs the move more than the teardown (measured: docs/benchmarks.md, failover gap,
+    // and that costs the move more than the teardown (measured: docs/benchmarks/router-log.md, failover gap,
     // seventh pass). Nothing more is read or written here meanwhile: the reader is stopped.
     if (kind === CLOSE_PROTOCOL) return;
     if (byPeer && this.#socket.allowHalfOpen) setImmediate(destroySocket, this.#socket);
