@@ -24,7 +24,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { create, toBinary } from '@bufbuild/protobuf';
-import { buildInferRequest, InferResult, type InputTensor } from '@infergate/core';
+import { buildInferRequest, createTritonClient, InferResult, type InputTensor } from '@infergate/core';
 import {
   ModelInferRequestSchema,
   ModelInferResponseSchema,
@@ -46,8 +46,15 @@ const DATATYPES = ['FP32', 'INT64', 'FP16', 'BYTES'] as const;
 type Datatype = (typeof DATATYPES)[number];
 /** BYTES elements for the size sweep: 60 characters, 64 bytes on the wire with the length prefix. */
 const BYTES_ELEMENT = 60;
-/** The engine `createTritonClient` uses when none is given (options.ts). */
-const DEFAULT_ENGINE: 'grpc-js' | 'http2' = 'grpc-js';
+/** The engine `createTritonClient` uses when none is given, read from a client (it connects lazily). */
+async function defaultEngine(): Promise<'grpc-js' | 'http2'> {
+  const client = createTritonClient({ url: '127.0.0.1:1' });
+  try {
+    return client.grpc.engine;
+  } finally {
+    await client.close();
+  }
+}
 
 function sizeLabel(bytes: number): string {
   return bytes >= MiB ? `${bytes / MiB}MiB` : `${bytes / KiB}KiB`;
@@ -173,7 +180,7 @@ function pythonBytes(count: number, length: number, repeats: number): number {
 export async function run(): Promise<void> {
   const rounds = Number(flag('rounds') ?? 5);
   const engine =
-    flag('engine') === 'grpc-js' ? 'grpc-js' : flag('engine') === 'http2' ? 'http2' : DEFAULT_ENGINE;
+    flag('engine') === 'grpc-js' ? 'grpc-js' : flag('engine') === 'http2' ? 'http2' : await defaultEngine();
   const maxBytes = Number(flag('max-mib') ?? 64) * MiB;
   const withPython = !process.argv.includes('--no-python') && existsSync(PYTHON);
   const sizes = [KiB, 64 * KiB, MiB, 16 * MiB, 64 * MiB].filter((size) => size <= maxBytes);
