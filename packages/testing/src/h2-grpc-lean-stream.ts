@@ -1,8 +1,9 @@
 // One stream of the lean gRPC transport (h2-grpc-lean-session.ts): a gRPC call's server side
-// (`GrpcServerCall`) and its HTTP/2 state, written through its connection.
+// (`GrpcServerCall`) and its HTTP/2 state, written through its connection's sender.
 import { finishWithError, type GrpcServerCall } from './h2-grpc-call.js';
 import { OK_TRAILERS_BLOCK, RESPONSE_BLOCK, statusBlock } from './h2-grpc-lean-frames.js';
-import type { LeanSession } from './h2-grpc-lean-session.js';
+import { prepareReply } from './h2-grpc-lean-prepared-reply.js';
+import type { LeanSender } from './h2-grpc-lean-sender.js';
 import { status } from './internal/grpc-status.js';
 
 const noop = () => {};
@@ -10,7 +11,7 @@ const noop = () => {};
 /** One stream: a gRPC call's server side (`GrpcServerCall`) and its HTTP/2 state. */
 export class LeanStream implements GrpcServerCall {
   readonly id: number;
-  readonly #session: LeanSession;
+  readonly #sender: LeanSender;
   /** Bytes we may still send on this stream (the peer's window for it). */
   sendWindow: number;
   /** Bytes the client sent that we have not yet given back with a WINDOW_UPDATE. */
@@ -33,8 +34,8 @@ export class LeanStream implements GrpcServerCall {
   #onEnd: () => void = noop;
   onCancel: () => void = noop;
 
-  constructor(session: LeanSession, id: number, sendWindow: number, receiveWindow: number) {
-    this.#session = session;
+  constructor(sender: LeanSender, id: number, sendWindow: number, receiveWindow: number) {
+    this.#sender = sender;
     this.id = id;
     this.sendWindow = sendWindow;
     this.receiveWindow = receiveWindow;
@@ -56,10 +57,10 @@ export class LeanStream implements GrpcServerCall {
     if (this.#done || this.closed) return;
     if (!this.#headersSent) {
       this.#headersSent = true;
-      this.#session.headers(this.id, RESPONSE_BLOCK, false);
+      this.#sender.headers(this.id, RESPONSE_BLOCK, false);
     }
     this.pending.push(framed);
-    this.#session.pump(this);
+    this.#sender.pump(this);
   }
 
   reply(chunks: readonly Buffer[]): void {
@@ -67,22 +68,22 @@ export class LeanStream implements GrpcServerCall {
     this.#end();
     if (!this.#headersSent) {
       this.#headersSent = true;
-      this.#session.headers(this.id, RESPONSE_BLOCK, false);
+      this.#sender.headers(this.id, RESPONSE_BLOCK, false);
     }
     for (const chunk of chunks) this.pending.push(chunk);
     this.pendingTrailers = OK_TRAILERS_BLOCK;
-    this.#session.pump(this);
+    this.#sender.pump(this);
   }
 
   replyAfter(chunks: readonly Buffer[], until: Promise<void>): void {
     if (this.#done || this.closed) return;
     // The answer's frames (HEADERS, DATA, trailers) built now, while the execution runs; at its end
     // they are written as they are if the windows and frame size still allow, else as `reply`.
-    const prepared = this.#headersSent ? undefined : this.#session.prepareReply(this.id, chunks);
+    const prepared = this.#headersSent ? undefined : prepareReply(this.id, chunks, this.#sender.peerMaxFrame);
     until.then(
       () => {
         if (this.#done || this.closed) return;
-        if (prepared !== undefined && this.#session.writePrepared(this, prepared)) {
+        if (prepared !== undefined && this.#sender.writePrepared(this, prepared)) {
           this.#end();
           this.#headersSent = true;
           return;
@@ -99,11 +100,11 @@ export class LeanStream implements GrpcServerCall {
     if (this.closed) return;
     if (this.#headersSent) {
       this.pendingTrailers = statusBlock(code, message, false);
-      this.#session.pump(this);
+      this.#sender.pump(this);
     } else {
       this.#headersSent = true;
       this.pendingTrailers = statusBlock(code, message, true);
-      this.#session.pump(this);
+      this.#sender.pump(this);
     }
   }
 
@@ -112,7 +113,7 @@ export class LeanStream implements GrpcServerCall {
     this.#end();
     this.#headersSent = true;
     this.pendingTrailers = block;
-    this.#session.pump(this);
+    this.#sender.pump(this);
   }
 
   onData(listener: (chunk: Buffer) => void): void {
