@@ -14,7 +14,9 @@
 //   hedging ÷ p99 without (medians of the runs' p99s; latency from the scheduled send), with the extra
 //   attempts per call. A run's p99 is its 4th-slowest call of 300, of which about 9 are 1 s late:
 //   the figure asks whether the late calls get hedged, and one run reads ~1,004 ms when four of them
-//   are not (the budget refused them, or the hedge was late too: 3% of hedges). Each run's late
+//   are not (the budget refused them, or the hedge was late too: 3% of hedges). A no-hedge run reads
+//   a fast p99 when no more than 3 of its calls are late (about 2% of runs; the median of three hides
+//   one). Each run's late
 //   calls (answers >= 500 ms), hedges sent and refused by the budget (the router's 'hedge' events)
 //   and the median hedge delay are kept in the hedged case's `extra.perRun`, so that such a run
 //   explains itself. `--only hedge` runs this case alone and prints the runs.
