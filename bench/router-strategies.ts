@@ -12,13 +12,21 @@
 //   (outside the slot); an open loop at 50 calls/s of idempotent calls through a router without
 //   hedging and one hedging after the first target's p95 (budget 10%), runs interleaved; p99 with
 //   hedging ÷ p99 without (medians of the runs' p99s; latency from the scheduled send), with the extra
-//   attempts per call.
+//   attempts per call. A run's p99 is its 4th-slowest call of 300, of which about 9 are 1 s late:
+//   the figure asks whether the late calls get hedged, and one run reads ~1,004 ms when four of them
+//   are not (the budget refused them, or the hedge was late too: 3% of hedges). A no-hedge run reads
+//   a fast p99 when no more than 3 of its calls are late (about 2% of runs; the median of three hides
+//   one). Each run's late
+//   calls (answers >= 500 ms), hedges sent and refused by the budget (the router's 'hedge' events)
+//   and the median hedge delay are kept in the hedged case's `extra.perRun`, so that such a run
+//   explains itself. `--only hedge` runs this case alone and prints the runs.
 // - affinity_hit_rate: 3 reference servers in child processes (`simulated_gpu`, 1 ms), 300 session
 //   keys drawn uniformly, 16 workers for 3 s through a router with `affinity.key`; the share of
 //   calls that land on their key's home (the target most of the key's calls landed on).
 //   affinity_hit_rate_zipf: Zipf-like key popularity with the bounded-load guard on (maxLoadFactor
 //   1.25): what spreading hot keys costs in hits.
 //   pnpm bench router [--strategySliceMs 2000] [--strategyReps 6] [--hedgeRate 50] [--hedgeMs 6000] [--affinityMs 3000]
+//   pnpm bench router --only hedge [--hedgeReps 3]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -29,7 +37,7 @@ import {
   type InferTransport,
   type TritonClient,
 } from '@infergate/core';
-import { createInferRouter, type InferRouter } from '@infergate/router';
+import { createInferRouter, type HedgeEvent, type InferRouter } from '@infergate/router';
 import { BENCH_DIR, type BenchCase, closedLoop, flag, median, percentile, ROOT } from './lib.js';
 
 const gpuRequest = buildInferRequest('gpu', [
@@ -177,12 +185,24 @@ async function openLoop(router: InferRouter, rate: number, ms: number): Promise<
   return Promise.all(latencies);
 }
 
-async function hedging(
+/** What one hedged run did: why its p99 is what it is. */
+interface HedgedRun {
+  p99Ms: number;
+  /** Calls answered >= 500 ms after their scheduled send: late calls that no hedge rescued. */
+  lateCalls: number;
+  hedgesSent: number;
+  hedgesRefused: number;
+  /** The median delay of the calls that outlasted it (the first target's p95 when each began). */
+  hedgeDelayMs: number;
+}
+
+/** The hedging case: p99 with hedging ÷ p99 without, the extra load, and what each hedged run did. */
+export async function hedging(
   reps: number,
   rate: number,
   ms: number,
   cases: BenchCase[],
-): Promise<{ ratio: number; extraLoad: number }> {
+): Promise<{ ratio: number; extraLoad: number; runs: HedgedRun[] }> {
   const servers = await Promise.all(
     [0, 1].map(() => startServer({ baseMs: 2, tailProbability: 0.03, tailMs: 1_000 })),
   );
@@ -195,25 +215,41 @@ async function hedging(
   hedged.on('attempt', () => {
     attempts += 1;
   });
+  let hedgeEvents: HedgeEvent[] = [];
+  hedged.on('hedge', (event) => hedgeEvents.push(event));
   try {
     await openLoop(plain, rate, 1_000); // warm up, and give the hedged router its p95
     await openLoop(hedged, rate, 1_000);
     const arms = { 'no-hedge': [] as number[], hedged: [] as number[] };
     const p99s = { 'no-hedge': [] as number[], hedged: [] as number[] };
+    const runs: HedgedRun[] = [];
+    const lateCalls: number[] = [];
     let calls = 0;
     attempts = 0;
     for (let rep = 0; rep < reps; rep++) {
       const order = rep % 2 === 0 ? (['no-hedge', 'hedged'] as const) : (['hedged', 'no-hedge'] as const);
       for (const arm of order) {
+        hedgeEvents = [];
         const latencies = await openLoop(arm === 'hedged' ? hedged : plain, rate, ms);
-        if (arm === 'hedged') calls += latencies.length;
-        arms[arm].push(...latencies);
-        p99s[arm].push(
-          percentile(
-            [...latencies].sort((a, b) => a - b),
-            99,
-          ),
+        const p99 = percentile(
+          [...latencies].sort((a, b) => a - b),
+          99,
         );
+        const late = latencies.filter((latency) => latency >= 500).length;
+        if (arm === 'hedged') {
+          calls += latencies.length;
+          const outcome = (kind: HedgeEvent['outcome']) =>
+            hedgeEvents.filter((event) => event.outcome === kind).length;
+          runs.push({
+            p99Ms: p99,
+            lateCalls: late,
+            hedgesSent: outcome('sent'),
+            hedgesRefused: outcome('refused'),
+            hedgeDelayMs: hedgeEvents.length === 0 ? 0 : median(hedgeEvents.map((event) => event.delayMs)),
+          });
+        } else lateCalls.push(late);
+        arms[arm].push(...latencies);
+        p99s[arm].push(p99);
       }
     }
     const extraLoad = attempts / calls - 1;
@@ -225,11 +261,14 @@ async function hedging(
         load: `open${rate}`,
         p50Ms: percentile(sorted, 50),
         p99Ms: percentile(sorted, 99),
-        extra: { p99PerRunMs: p99s[arm], ...(arm === 'hedged' ? { extraLoad } : {}) },
+        extra: {
+          p99PerRunMs: p99s[arm],
+          ...(arm === 'hedged' ? { extraLoad, perRun: runs } : { lateCallsPerRun: lateCalls }),
+        },
       });
     }
     // The median of the runs' p99s (the suite's convention); the p99 of all runs pooled is in the cases.
-    return { ratio: median(p99s.hedged) / median(p99s['no-hedge']), extraLoad };
+    return { ratio: median(p99s.hedged) / median(p99s['no-hedge']), extraLoad, runs };
   } finally {
     await Promise.all([plain.close(), hedged.close()]);
     await Promise.all(clients.map((client) => client.close()));

@@ -8,7 +8,7 @@
 // second after the kill over the second before it.
 // The reference servers run as a user's would: plain Node on the built packages when this run is on
 // them (`pnpm bench`), else from the sources under tsx; `--servers source|built` picks one.
-//   pnpm bench router [--reps 8] [--sliceMs 1000] [--failovers 3] [--rate 400] [--only open|burst|overhead]
+//   pnpm bench router [--reps 8] [--sliceMs 1000] [--failovers 3] [--rate 400] [--only open|burst|overhead|hedge]
 //                     [--servers source|built] [--warmB N]
 // `--warmB N` (a diagnostic, with `--only open`; never the named figure): b's server answers N
 // identity calls from a client of their own before the open loop, so its request path is compiled
@@ -25,7 +25,7 @@ import { startTestServer } from '@infergate/testing';
 import { type CallOutcome, startChaosRig, tally } from '../../test/chaos/chaos-rig.js';
 import { type ServerProcess, startServerProcess, toPerformanceNow } from '../../test/chaos/server-process.js';
 import { type BenchCase, closedLoop, flag, median, packageVersion, percentile, report } from '../lib.js';
-import { routerStrategies } from '../router-strategies.js';
+import { hedging, routerStrategies } from '../router-strategies.js';
 import { childCpuMs, startServerProcess as startReferenceServer } from '../server-process.js';
 
 const CONCURRENCY = 64;
@@ -550,7 +550,7 @@ export async function run(): Promise<void> {
   const sliceMs = Number(flag('sliceMs') ?? 1000);
   const failovers = Number(flag('failovers') ?? 3);
   const rate = Number(flag('rate') ?? 400);
-  // `--only open` (or `burst`, or `overhead`: router_vs_direct_c64): that part alone, printed,
+  // `--only open` (or `burst`, `overhead`: router_vs_direct_c64, `hedge`: hedged_p99_ratio): that part alone, printed,
   // bench/results/router.json untouched.
   const only = flag('only');
   const cases: BenchCase[] = [];
@@ -562,7 +562,23 @@ export async function run(): Promise<void> {
       console.log(`  failover_lost_calls ${await burst(failovers, cases)}`);
     } else if (only === 'overhead') {
       await overhead(reps, sliceMs, cases);
-    } else throw new Error(`--only takes 'open', 'burst' or 'overhead', not '${only}'`);
+    } else if (only === 'hedge') {
+      const hedge = await hedging(
+        Number(flag('hedgeReps') ?? 3),
+        Number(flag('hedgeRate') ?? 50),
+        Number(flag('hedgeMs') ?? 6000),
+        cases,
+      );
+      for (const run of hedge.runs)
+        console.log(
+          `  hedged run: p99 ${run.p99Ms.toFixed(1)} ms, ${run.lateCalls} calls >= 500 ms, hedges ${run.hedgesSent} sent / ${run.hedgesRefused} refused, delay ${run.hedgeDelayMs.toFixed(1)} ms`,
+        );
+      const noHedge = cases.find((entry) => entry.arm === 'no-hedge');
+      console.log(`  no-hedge runs: ${JSON.stringify(noHedge?.extra)}`);
+      console.log(
+        `  hedged_p99_ratio ${hedge.ratio.toFixed(3)} at ${(hedge.extraLoad * 100).toFixed(1)} % extra load`,
+      );
+    } else throw new Error(`--only takes 'open', 'burst', 'overhead' or 'hedge', not '${only}'`);
     return;
   }
   const routerVsDirect = await overhead(reps, sliceMs, cases);

@@ -4,6 +4,7 @@ import type { ChatModel, ChatRequest, ChatResponse, ChatStreamEvent } from '@inf
 import { describe, expect, it, vi } from 'vitest';
 import { chatAnswer, type FakeTarget, fakeTarget, routersPerTest } from '../../../test/unit/router-fakes.js';
 import { createChatRouter } from './chat-router.js';
+import type { HedgeEvent } from './router-events.js';
 
 const request = buildInferRequest('m', [
   { name: 'IN', datatype: 'FP32', shape: [1], data: new Float32Array([1]) },
@@ -75,6 +76,25 @@ describe('hedged requests', () => {
     // 30 hedgeable calls at 10%: three hedges, every other call stayed single.
     expect(fast.calls).toBe(3);
     expect(slow.calls).toBe(30);
+  });
+
+  it('reports each call that outlasted the delay as a hedge event: sent, or refused by the budget', async () => {
+    const slow = target('slow', 100);
+    const fast = target('fast', 100);
+    const routed = router({
+      targets: [
+        { name: 'slow', transport: slow },
+        { name: 'fast', transport: fast },
+      ],
+      hedge: { delay: 10, budget: 0.1 },
+    });
+    const events: HedgeEvent[] = [];
+    routed.on('hedge', (event) => events.push(event));
+    for (let call = 0; call < 20; call++) await after(100, routed.infer(request, { idempotent: true }));
+    expect(events).toHaveLength(20);
+    expect(events.filter((event) => event.outcome === 'sent')).toHaveLength(fast.calls);
+    expect(events.filter((event) => event.outcome === 'refused')).toHaveLength(20 - fast.calls);
+    expect(events[0]).toEqual({ target: 'slow', delayMs: 10, outcome: 'refused' });
   });
 
   it('fails with DEADLINE_EXCEEDED when the hedge loses to the deadline too, and cancels both', async () => {
@@ -153,6 +173,49 @@ describe('hedged requests', () => {
     const slowAgain = target('first', 500);
     first.infer = slowAgain.infer;
     expect((await after(25, routed.infer(request, { idempotent: true }))).id).toBe('second');
+  });
+
+  it('hedges the first slow call after a lull longer than the budget window', async () => {
+    const first = target('first', 10);
+    const second = target('second', 10);
+    const routed = router({
+      targets: [
+        { name: 'first', transport: first },
+        { name: 'second', transport: second },
+      ],
+      hedge: { delay: 50, budget: 0.1, windowMs: 10_000 },
+    });
+    for (let call = 0; call < 100; call++) await after(10, routed.infer(request, { idempotent: true }));
+    expect(second.calls).toBe(0);
+    await vi.advanceTimersByTimeAsync(60_000);
+    first.infer = target('first', 1_000).infer;
+    // The 100 calls before the lull pay for this hedge: it goes out after 50 ms and wins.
+    expect((await after(1_000, routed.infer(request, { idempotent: true }))).id).toBe('second');
+  });
+
+  it('keeps the p95 delay at the first target’s real p95 when hedges win, so about 5% of calls are hedged', async () => {
+    // The first target answers in 10, 11, …, 109 ms in turn (p95: 104 ms); the second in 2 ms, so
+    // nearly every hedge wins and cancels its first attempt. Were a cancelled attempt not counted, the
+    // slowest answers would leave the p95's window and the delay would sink, window after window,
+    // until the budget (here: every call) alone stopped the hedges.
+    const speeds = Array.from({ length: 100 }, (_, index) => target('first', 10 + index));
+    let turn = 0;
+    const first = target('first', 0);
+    first.infer = (call, options) => (speeds[turn++ % speeds.length] as FakeTarget).infer(call, options);
+    const second = target('second', 2);
+    const routed = router({
+      targets: [
+        { name: 'first', transport: first },
+        { name: 'second', transport: second },
+      ],
+      hedge: { budget: 1 },
+    });
+    for (let call = 0; call < 1_000; call++) await after(110, routed.infer(request, { idempotent: true }));
+    const before = second.calls;
+    for (let call = 0; call < 200; call++) await after(110, routed.infer(request, { idempotent: true }));
+    // 5% of 200 calls outlast the p95: 10, give or take the window's rank rounding.
+    expect(second.calls - before).toBeGreaterThanOrEqual(5);
+    expect(second.calls - before).toBeLessThanOrEqual(20);
   });
 });
 

@@ -11,18 +11,28 @@ import { RetryBudget } from './retry-budget.js';
 import type { RouteCallOptions } from './route-call-options.js';
 import type { RouteEngine } from './route-engine.js';
 import type { Attempted, AttemptHandle, ExecutePolicy, RouteTarget } from './route-target.js';
+import type { RouterEvents } from './router-events.js';
 
 export const hedgeSchema = z
   .object({
     /**
      * How long the first attempt runs before a second one goes to another target: a fixed delay in
-     * ms, or "p95" — the first target's observed 95th percentile latency for the model (no hedge
-     * until it has answered 20 times). @default "p95"
+     * ms, or "p95" — the first target's observed 95th percentile latency for the model, a first
+     * attempt that lost to its hedge counted at the age it had then (no hedge until it has answered
+     * 20 times). @default "p95"
      */
     delay: z.union([z.literal('p95'), z.number().nonnegative().finite()]).default('p95'),
-    /** Hedges allowed as a share of hedgeable calls over `windowMs` (0.1: at most 10% extra load). @default 0.1 */
+    /**
+     * Hedges allowed as a share of hedgeable calls over `windowMs` (0.1: at most 10% extra load).
+     * With the "p95" delay about 5% of calls outlast it, slow ones included, so half the budget is
+     * room for a burst of slow answers. @default 0.1
+     */
     budget: z.number().min(0).max(1).default(0.1),
-    /** Sliding window of the hedge budget, in ms. @default 10000 */
+    /**
+     * Sliding window of the hedge budget, in ms of traffic: a lull does not count, so the first
+     * calls after one are judged against the calls before it, not left without a budget.
+     * @default 10000
+     */
     windowMs: z.number().int().positive().default(10_000),
   })
   .strict();
@@ -55,14 +65,23 @@ export class Hedger<T extends RouteTarget> {
   readonly #engine: RouteEngine<T>;
   readonly #options: ResolvedHedge | undefined;
   readonly #budget: RetryBudget | undefined;
+  readonly #events: RouterEvents | undefined;
 
-  constructor(engine: RouteEngine<T>, options: ResolvedHedge | undefined) {
+  constructor(engine: RouteEngine<T>, options: ResolvedHedge | undefined, events?: RouterEvents) {
     this.#engine = engine;
     this.#options = options;
+    this.#events = events;
     this.#budget =
       options === undefined
         ? undefined
-        : new RetryBudget({ ratio: options.budget, minPerSecond: 0, windowMs: options.windowMs });
+        : new RetryBudget({
+            ratio: options.budget,
+            minPerSecond: 0,
+            windowMs: options.windowMs,
+            // With no floor of hedges per second (which would break the share at low traffic), a
+            // budget that a lull emptied would refuse the first slow calls of every burst.
+            skipsIdleTime: true,
+          });
   }
 
   /**
@@ -106,8 +125,10 @@ export class Hedger<T extends RouteTarget> {
     budget.recordRequest();
     const deadline = call.timeoutMs === undefined ? undefined : Date.now() + call.timeoutMs;
     let current: T | undefined;
+    let startedAt = 0;
     const primary = this.#leg(call, deadline, policy, keepOpen, (target, attemptOptions, handle) => {
       current = target;
+      startedAt = performance.now();
       return attempt(target, attemptOptions, handle);
     });
     const delayMs = this.#delayMs(options, current, policy.model);
@@ -129,9 +150,20 @@ export class Hedger<T extends RouteTarget> {
       ),
     ]);
     wait.dispose();
-    if (waited || primary.settled || current === undefined || !budget.tryRetry())
+    if (waited || primary.settled || current === undefined)
       return this.#settle(primary, [], keepOpen, discard);
-    const hedge = this.#leg(call, deadline, { ...policy, exclude: new Set([current]) }, keepOpen, attempt);
+    const sent = budget.tryRetry();
+    if (this.#events?.listens('hedge') === true)
+      this.#events.emit('hedge', { target: current.name, delayMs, outcome: sent ? 'sent' : 'refused' });
+    if (!sent) return this.#settle(primary, [], keepOpen, discard);
+    const first = current;
+    const hedge = this.#leg(call, deadline, { ...policy, exclude: new Set([first]) }, keepOpen, attempt);
+    hedge.promise.then(
+      () => {
+        if (!primary.settled) this.#lostToHedge(first, policy.model, startedAt);
+      },
+      () => undefined,
+    );
     return this.#settle(primary, [hedge], keepOpen, discard);
   }
 
@@ -139,6 +171,20 @@ export class Hedger<T extends RouteTarget> {
     if (typeof options.delay === 'number') return options.delay;
     if (target === undefined) return undefined;
     return this.#engine.load.get(target.name, model).percentile(95);
+  }
+
+  /**
+   * A first attempt cancelled because its hedge answered first never records its latency, yet it ran
+   * at least this long: it counts as that slow. Left out, the slowest answers of the first target
+   * would vanish from its p95 whenever a hedge beats them, the p95 of what is left would be lower,
+   * more calls would outlast it and be hedged and left out in turn: the delay would sink until the
+   * budget alone stopped the hedges, and a truly slow call would find the budget spent. Counted at
+   * its age (never below the delay it outlasted), it keeps the p95 where it is, and "p95" keeps
+   * its promise: about 5 % of calls hedged, late ones included.
+   */
+  #lostToHedge(target: T, model: string | undefined, startedAt: number): void {
+    const now = performance.now();
+    this.#engine.load.get(target.name, model).record(now - startedAt, now);
   }
 
   #leg<R>(

@@ -48,6 +48,7 @@ export type {
   AttemptOutcome,
   BreakerStateEvent,
   FallbackEvent,
+  HedgeEvent,
   RouterEventMap,
 } from './router-events.js';
 export { RouterEvents } from './router-events.js';

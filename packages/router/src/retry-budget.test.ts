@@ -18,6 +18,27 @@ describe('RetryBudget', () => {
   });
 });
 
+describe('RetryBudget after a lull', () => {
+  it('with skipsIdleTime, judges the first retries after a lull against the last window of traffic', () => {
+    const budget = new RetryBudget({ ratio: 0.1, minPerSecond: 0, windowMs: 1000, skipsIdleTime: true });
+    // 100 requests over one second: ten buckets of ten.
+    for (let i = 0; i < 100; i++) budget.recordRequest(i * 10);
+    // Four seconds of silence, then one request: it and the nine newest buckets before the lull
+    // (91 requests) make the window.
+    budget.recordRequest(5000);
+    let granted = 0;
+    while (budget.tryRetry(5000)) granted++;
+    expect(granted).toBe(9);
+  });
+
+  it('without it, a lull longer than the window empties the window', () => {
+    const budget = new RetryBudget({ ratio: 0.1, minPerSecond: 0, windowMs: 1000 });
+    for (let i = 0; i < 100; i++) budget.recordRequest(i * 10);
+    budget.recordRequest(5000);
+    expect(budget.tryRetry(5000)).toBe(false);
+  });
+});
+
 describe('fullJitterDelay', () => {
   it('is uniform below the capped exponential', () => {
     expect(fullJitterDelay(0, 50, 1000, () => 0.999)).toBeCloseTo(49.95);

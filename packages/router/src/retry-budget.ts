@@ -6,6 +6,13 @@ export interface RetryBudgetOptions {
   minPerSecond: number;
   /** Length of the sliding window, in ms. */
   windowMs: number;
+  /**
+   * The window is the last `windowMs` in which requests came, not of clock time: a lull longer than
+   * the window does not empty it, so the first calls after it are judged against the traffic
+   * before it instead of against none (which, with `minPerSecond` 0, allows no retry at all until
+   * 1 / ratio requests have come). @default false
+   */
+  skipsIdleTime?: boolean;
 }
 
 const BUCKETS = 10;
@@ -18,7 +25,8 @@ interface Bucket {
 
 /**
  * Finagle-style retry budget: over a sliding window, retries ≤ ratio · requests + minPerSecond ·
- * window seconds. Stops a retry storm from multiplying load on a struggling fleet.
+ * window seconds. Stops a retry storm from multiplying load on a struggling fleet. With
+ * `skipsIdleTime`, a lull does not empty the window.
  */
 export class RetryBudget {
   readonly #options: RetryBudgetOptions;
@@ -32,13 +40,18 @@ export class RetryBudget {
 
   #current(now: number): Bucket {
     const start = Math.floor(now / this.#bucketMs) * this.#bucketMs;
+    let current = this.#buckets[this.#buckets.length - 1];
+    if (current === undefined || current.start !== start) {
+      current = { start, requests: 0, retries: 0 };
+      this.#buckets.push(current);
+    }
     const horizon = now - this.#options.windowMs;
-    while (this.#buckets.length > 0 && (this.#buckets[0] as Bucket).start <= horizon) this.#buckets.shift();
-    const last = this.#buckets[this.#buckets.length - 1];
-    if (last !== undefined && last.start === start) return last;
-    const bucket = { start, requests: 0, retries: 0 };
-    this.#buckets.push(bucket);
-    return bucket;
+    // Buckets exist only where requests or retries came: with `skipsIdleTime` an old one leaves
+    // only once a window's worth of them followed it, however long ago it was.
+    const keep = this.#options.skipsIdleTime === true ? BUCKETS : 0;
+    while (this.#buckets.length > keep && (this.#buckets[0] as Bucket).start <= horizon)
+      this.#buckets.shift();
+    return current;
   }
 
   /** Counts one request (call it once per call, not per attempt). */

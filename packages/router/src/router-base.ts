@@ -36,7 +36,7 @@ export abstract class RouterBase<T extends RouteTarget> implements RouterControl
 
   protected constructor(targets: readonly T[], options: ResolvedRouterOptions) {
     ({ engine: this.engine, telemetry: this.#telemetry } = createRouteEngine(targets, options, this.events));
-    this.runner = new Hedger(this.engine, options.hedge);
+    this.runner = new Hedger(this.engine, options.hedge, this.events);
   }
 
   on<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this {

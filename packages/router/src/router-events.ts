@@ -29,8 +29,19 @@ export interface BreakerStateEvent {
   to: BreakerState;
 }
 
+/** A hedgeable call whose first attempt had not answered after the hedge delay. */
+export interface HedgeEvent {
+  /** The first attempt's target. */
+  target: string;
+  /** The delay this call waited: the fixed `hedge.delay`, or the target's p95 when the call began. */
+  delayMs: number;
+  /** `sent`: a second attempt went out; `refused`: the budget was spent, the first attempt runs alone. */
+  outcome: 'sent' | 'refused';
+}
+
 export interface RouterEventMap {
   attempt: [AttemptEvent];
+  hedge: [HedgeEvent];
   fallback: [FallbackEvent];
   'breaker-state': [BreakerStateEvent];
 }
