@@ -40,7 +40,7 @@ import { loadGrpc } from './internal/lazy-modules.js';
 import { explainLostMessage, lostMessage } from './internal/lost-message.js';
 import { grpcOneRequestStream, readStream } from './internal/read-stream.js';
 import { SharedMemoryStager } from './internal/shm-stager.js';
-import { startRpcSpan } from './internal/tracing.js';
+import { metadataSetter, startRpcSpan } from './internal/tracing.js';
 import { channelTarget, type Endpoint, parseEndpoint, type ResolvedGrpcTransportOptions } from './options.js';
 import type { Parameters } from './parameters.js';
 import type { CallOptions, InferRequest, InferResponse, InferTransport } from './transport.js';
@@ -176,7 +176,8 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
           method,
           this.endpoint,
           metadata,
-          context.model ? { 'infergate.model': context.model } : {},
+          metadataSetter,
+          context.model ? context.model : undefined,
         );
         let onAbort: (() => void) | undefined;
         const call = this.client.makeUnaryRequest(
@@ -326,7 +327,8 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
       method,
       this.endpoint,
       metadata,
-      model ? { 'infergate.model': model } : {},
+      metadataSetter,
+      model ? model : undefined,
     );
     const call = this.client.makeBidiStreamRequest(
       methodPath(method),
