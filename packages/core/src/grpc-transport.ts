@@ -22,7 +22,7 @@ import {
 import { fromGrpcStatus } from './grpc-status.js';
 import { writeFrameHeader } from './h2/grpc-frames.js';
 import { H2Engine } from './h2/h2-engine.js';
-import { type H2Request, inferOverH2, streamOverH2 } from './h2/h2-infer.js';
+import { type H2Request, type H2Site, inferOverH2, streamOverH2 } from './h2/h2-infer.js';
 import { chooseEngine, h2EngineOptions, type InferenceEngine } from './h2/h2-options.js';
 import { assertSafeHeaders } from './header-values.js';
 import { grpcChannelOptions } from './internal/channel-options.js';
@@ -40,7 +40,7 @@ import { loadGrpc } from './internal/lazy-modules.js';
 import { explainLostMessage, lostMessage } from './internal/lost-message.js';
 import { grpcOneRequestStream, readStream } from './internal/read-stream.js';
 import { SharedMemoryStager } from './internal/shm-stager.js';
-import { startRpcSpan } from './internal/tracing.js';
+import { metadataSetter, startRpcSpan } from './internal/tracing.js';
 import { channelTarget, type Endpoint, parseEndpoint, type ResolvedGrpcTransportOptions } from './options.js';
 import type { Parameters } from './parameters.js';
 import type { CallOptions, InferRequest, InferResponse, InferTransport } from './transport.js';
@@ -74,6 +74,15 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   private readonly options: ResolvedGrpcTransportOptions;
   private readonly target: string;
   private closed = false;
+  /**
+   * The headers every call carries (the access token's, the client's `headers` lowercased), made
+   * once: per call they cost an `Object.entries` array and the token header's name. `#private`, so
+   * that inspecting or serializing the transport cannot show the token (options hide it, see
+   * hide-secrets.ts).
+   */
+  readonly #fixedHeaders: readonly (readonly [key: string, value: string])[];
+  /** What the http2 engine's calls need of this transport, made on first use (see `h2Site`). */
+  #site: H2Site | undefined;
   /** The channel's connectivity watch (connectivity.ts), made on first use. */
   private connectivity: ChannelConnectivity | undefined;
 
@@ -90,6 +99,12 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
       channelOptions,
     );
     this.sharedMemory = options.enableGpuIpc ? new SharedMemoryStager(this, options.sharedMemory) : undefined;
+    const fixedHeaders: [string, string][] = [];
+    if (options.accessToken !== undefined) {
+      fixedHeaders.push([`triton-grpc-protocol-${options.accessHeader}`, options.accessToken]);
+    }
+    for (const [key, value] of Object.entries(options.headers)) fixedHeaders.push([key.toLowerCase(), value]);
+    this.#fixedHeaders = fixedHeaders;
     this.engine = chooseEngine(options);
     this.h2 =
       this.engine === 'http2' ? new H2Engine(this.endpoints, h2EngineOptions(options, secure)) : undefined;
@@ -127,10 +142,7 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   }
 
   private eachHeader(options: CallOptions, set: (key: string, value: string) => void): void {
-    if (this.options.accessToken !== undefined) {
-      set(`triton-grpc-protocol-${this.options.accessHeader}`, this.options.accessToken);
-    }
-    for (const [key, value] of Object.entries(this.options.headers)) set(key.toLowerCase(), value);
+    for (const [key, value] of this.#fixedHeaders) set(key, value);
     if (options.headers) {
       assertSafeHeaders(options.headers, 'call headers');
       for (const [key, value] of Object.entries(options.headers)) set(key.toLowerCase(), value);
@@ -176,7 +188,8 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
           method,
           this.endpoint,
           metadata,
-          context.model ? { 'infergate.model': context.model } : {},
+          metadataSetter,
+          context.model ? context.model : undefined,
         );
         let onAbort: (() => void) | undefined;
         const call = this.client.makeUnaryRequest(
@@ -263,14 +276,15 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   }
 
   private inferOnce(request: InferRequest, options: CallOptions): Promise<InferResponse> {
-    const context = { model: request.model, ...(request.id ? { requestId: request.id } : {}) };
+    // One context object, built field by field (spreads of conditional literals allocate each).
+    const context: InfergateErrorOptions = this.h2
+      ? { endpoint: this.address, model: request.model }
+      : { model: request.model };
+    if (request.id) context.requestId = request.id;
     let sent: Promise<ModelInferResponse>;
     try {
       sent = this.h2
-        ? inferOverH2(this.h2, this.h2Site, this.h2Request(request, options), request.model, {
-            endpoint: this.address,
-            ...context,
-          })
+        ? inferOverH2(this.h2, this.h2Site, this.h2Request(request, options), request.model, context)
         : this.call(
             GRPCInferenceService.method.modelInfer.name,
             identityBuffer,
@@ -301,16 +315,22 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     this.ensureOpen();
     const encoded = this.encodeInferChunks(request, options, extra, 5);
     writeFrameHeader(encoded.chunks[0] as Uint8Array, 0, encoded.byteLength);
+    // The same headers as `eachHeader`, written straight into the record (no callback per call).
     const headers: Record<string, string> = {};
-    this.eachHeader(options, (key, value) => {
-      headers[key] = value;
-    });
+    for (const [key, value] of this.#fixedHeaders) headers[key] = value;
+    if (options.headers) {
+      assertSafeHeaders(options.headers, 'call headers');
+      for (const [key, value] of Object.entries(options.headers)) headers[key.toLowerCase()] = value;
+    }
     return { chunks: encoded.chunks, headers, timeoutMs: this.timeoutOf(options), signal: options.signal };
   }
 
-  private get h2Site() {
-    const { tracing, maxMessageBytes } = this.options;
-    return { endpoint: this.endpoint, endpoints: this.endpoints, tracing, maxMessageBytes };
+  private get h2Site(): H2Site {
+    if (this.#site === undefined) {
+      const { tracing, maxMessageBytes } = this.options;
+      this.#site = { endpoint: this.endpoint, endpoints: this.endpoints, tracing, maxMessageBytes };
+    }
+    return this.#site;
   }
 
   /**
@@ -326,7 +346,8 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
       method,
       this.endpoint,
       metadata,
-      model ? { 'infergate.model': model } : {},
+      metadataSetter,
+      model ? model : undefined,
     );
     const call = this.client.makeBidiStreamRequest(
       methodPath(method),

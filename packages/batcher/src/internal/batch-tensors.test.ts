@@ -35,6 +35,20 @@ describe('batch tensors', () => {
     expect(second?.[0]?.raw.byteOffset).toBe(whole.raw.byteOffset + 8);
   });
 
+  it("gives each member every output, in the response's order", () => {
+    const parts = splitOutputs(responseOf(fp32('Y', 3, 2, 7), fp32('Z', 3, 1, 9)), [2, 1], 'm');
+    expect(parts).toHaveLength(2);
+    for (const part of parts) expect(part.map((output) => output.name)).toEqual(['Y', 'Z']);
+    expect(parts[0]?.map((output) => output.shape)).toEqual([
+      [2, 2],
+      [2, 1],
+    ]);
+    expect(parts[1]?.map((output) => output.shape)).toEqual([
+      [1, 2],
+      [1, 1],
+    ]);
+  });
+
   it('splits BYTES outputs by walking the length prefixes', () => {
     const whole = { ...bytesTensor('S', ['x', 'yy', 'zzz', '']), shape: [2, 2] };
     const parts = splitOutputs(responseOf(whole), [1, 1], 'm');

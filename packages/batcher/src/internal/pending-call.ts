@@ -35,6 +35,24 @@ export class SendGroup {
   }
 }
 
+/**
+ * Where `parkResolvers` leaves a new promise's resolvers for the constructor to take (the executor
+ * runs synchronously inside `new Promise`). One shared executor instead of an arrow per call: the
+ * arrow and its context were about 100 bytes of every call's garbage.
+ */
+const parked: {
+  resolve: ((response: InferResponse) => void) | undefined;
+  reject: ((error: InfergateError) => void) | undefined;
+} = { resolve: undefined, reject: undefined };
+
+function parkResolvers(
+  resolve: (response: InferResponse) => void,
+  reject: (error: InfergateError) => void,
+): void {
+  parked.resolve = resolve;
+  parked.reject = reject;
+}
+
 /** One caller's call, from enqueue until it is settled. */
 export class PendingCall implements FairItem {
   readonly request: InferRequest;
@@ -71,10 +89,11 @@ export class PendingCall implements FairItem {
     this.enqueuedAt = enqueuedAt;
     this.deadline = options.timeoutMs === undefined ? undefined : enqueuedAt + options.timeoutMs;
     this.link = link;
-    this.answer = new Promise<InferResponse>((resolve, reject) => {
-      this.#resolve = resolve;
-      this.#reject = reject;
-    });
+    this.answer = new Promise<InferResponse>(parkResolvers);
+    this.#resolve = parked.resolve as (response: InferResponse) => void;
+    this.#reject = parked.reject as (error: InfergateError) => void;
+    parked.resolve = undefined;
+    parked.reject = undefined;
   }
 
   /** Registers what must be undone when the call settles (abort listener, deadline timer). */

@@ -196,8 +196,15 @@ export class H2Engine implements ConnectivitySource {
   readonly #compression: 'gzip' | 'deflate' | undefined;
 
   /** One request, one response. Rejects with H2StatusError. */
-  async unary(framed: readonly Uint8Array[], options: H2CallOptions): Promise<Buffer> {
-    const body = this.#compression ? await compress(framed, this.#compression) : framed;
+  unary(framed: readonly Uint8Array[], options: H2CallOptions): Promise<Buffer> {
+    // Not an async function: uncompressed (the default), its frame was garbage on every call.
+    const compression = this.#compression;
+    if (compression === undefined) return this.#unary(framed, options);
+    return compress(framed, compression).then((body) => this.#unary(body, options));
+  }
+
+  /** `unary` with the body ready; anything thrown while starting the call rejects. */
+  #unary(body: readonly Uint8Array[], options: H2CallOptions): Promise<Buffer> {
     return new Promise<Buffer>((resolve, reject) => {
       let message: Buffer | undefined;
       let count = 0;

@@ -9,7 +9,7 @@ import {
 import { fromGrpcStatus } from '../grpc-status.js';
 import { explainFailedConnect } from '../internal/http1-probe.js';
 import { parseModelInferResponse } from '../internal/infer-wire.js';
-import { headerCarrier, RPC_SERVICE, startRpcSpan } from '../internal/tracing.js';
+import { headersSetter, RPC_SERVICE, startRpcSpan } from '../internal/tracing.js';
 import type { Endpoint } from '../options.js';
 import { type H2Engine, H2StatusError } from './h2-engine.js';
 
@@ -50,9 +50,7 @@ export function inferOverH2(
   context: InfergateErrorOptions,
 ): Promise<ModelInferResponse> {
   if (request.signal?.aborted) throw abortError(request.signal, context);
-  const span = startRpcSpan(site.tracing, INFER_METHOD, site.endpoint, headerCarrier(request.headers), {
-    'infergate.model': model,
-  });
+  const span = startRpcSpan(site.tracing, INFER_METHOD, site.endpoint, request.headers, headersSetter, model);
   const { signal } = request;
   return engine
     .unary(request.chunks, {
@@ -83,9 +81,7 @@ export function streamOverH2(
   model: string,
 ): OneRequestStream {
   const method = GRPCInferenceService.method.modelStreamInfer.name;
-  const span = startRpcSpan(site.tracing, method, site.endpoint, headerCarrier(request.headers), {
-    'infergate.model': model,
-  });
+  const span = startRpcSpan(site.tracing, method, site.endpoint, request.headers, headersSetter, model);
   const frames = engine.serverStream(request.chunks, {
     path: methodPath(method),
     headers: request.headers,

@@ -112,6 +112,29 @@ describe('readModelInferResponse', () => {
     );
   });
 
+  it('reads names that share a length and first and last bytes (one cache slot) each as written', () => {
+    // Names of one byte length with the same ends land in one slot of the recent-names cache
+    // ('OU\u00e9A_0' is 7 bytes in UTF-8 too); reading them in turn, again and again, must never
+    // give one for the other, and the non-ASCII one still goes to the runtime.
+    const names = ['OUT_A_0', 'OUT_B_0', 'OUT_A_0', 'OU\u00e9A_0', 'OUT_B_0'];
+    for (let round = 0; round < 3; round++) {
+      for (const name of names) {
+        const bytes = encode({
+          modelName: name,
+          modelVersion: '1',
+          id: name,
+          withParameters: false,
+          outputs: [{ name, datatype: 'FP32', shape: [1n], withParameters: false, withContents: false }],
+          raws: [],
+        });
+        const fast = readModelInferResponse(bytes);
+        expect(fast).toEqual(
+          name.includes('\u00e9') ? undefined : fromBinary(ModelInferResponseSchema, bytes),
+        );
+      }
+    }
+  });
+
   it('reads unpacked dimensions as the runtime does', () => {
     // outputs { name: "o" shape: 2 shape: 3 } written unpacked (field 3, wire type 0).
     const output = [0x0a, 0x01, 0x6f, 0x18, 0x02, 0x18, 0x03];

@@ -10,6 +10,16 @@ import type { ModelInferResponse, ModelInferResponse_InferOutputTensor } from '.
 const RESPONSE = 'inference.ModelInferResponse';
 const OUTPUT = 'inference.ModelInferResponse.InferOutputTensor';
 
+/**
+ * Names read lately (model, version, output names, datatypes), each in a slot picked by its length
+ * and first and last bytes. The same names come back in every answer; building each again from its
+ * bytes, a character at a time, was about 400 bytes of garbage per answer. A slot keeps the last
+ * name read into it, so a collision only costs a fresh read. Request ids, new on every call, are
+ * read without it.
+ */
+const NAME_SLOTS = 64;
+const recentNames: (string | undefined)[] = new Array(NAME_SLOTS).fill(undefined);
+
 /** Reading position and bounds; every method returns -1 (or undefined) when the input is not usable. */
 class Cursor {
   pos: number;
@@ -50,6 +60,29 @@ class Cursor {
     this.pos = stop;
     return text;
   }
+
+  /** As `ascii`, for a name that repeats from answer to answer: the string read last time when equal. */
+  name(length: number, end: number): string | undefined {
+    const start = this.pos;
+    const stop = start + length;
+    if (length === 0 || stop > end) return this.ascii(length, end);
+    const bytes = this.bytes;
+    const slot =
+      (length * 31 + (bytes[start] as number) * 7 + (bytes[stop - 1] as number)) & (NAME_SLOTS - 1);
+    const known = recentNames[slot];
+    if (known !== undefined && known.length === length) {
+      // A cached name is ASCII: a byte above 0x7f never matches, and falls to `ascii`, which refuses it.
+      let index = 0;
+      while (index < length && known.charCodeAt(index) === bytes[start + index]) index++;
+      if (index === length) {
+        this.pos = stop;
+        return known;
+      }
+    }
+    const text = this.ascii(length, end);
+    if (text !== undefined) recentNames[slot] = text;
+    return text;
+  }
 }
 
 function readOutput(cursor: Cursor, end: number): ModelInferResponse_InferOutputTensor | undefined {
@@ -71,7 +104,7 @@ function readOutput(cursor: Cursor, end: number): ModelInferResponse_InferOutput
     const length = cursor.varint(end);
     if (length < 0 || cursor.pos + length > end) return undefined;
     if (field === 1 || field === 2) {
-      const text = cursor.ascii(length, end);
+      const text = cursor.name(length, end);
       if (text === undefined) return undefined;
       if (field === 1) name = text;
       else datatype = text;
@@ -111,7 +144,7 @@ export function readModelInferResponse(bytes: Uint8Array): ModelInferResponse | 
       if (output === undefined) return undefined;
       outputs.push(output);
     } else if (field >= 1 && field <= 3) {
-      const text = cursor.ascii(length, end);
+      const text = field === 3 ? cursor.ascii(length, end) : cursor.name(length, end);
       if (text === undefined) return undefined;
       if (field === 1) modelName = text;
       else if (field === 2) modelVersion = text;

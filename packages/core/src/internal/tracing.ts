@@ -6,25 +6,26 @@ import { loadOtel } from './lazy-modules.js';
 import { GRPC_STATUS_NAMES, recordRpcDuration, rpcInstruments } from './rpc-metrics.js';
 import { rpcSemconv } from './semconv-stability.js';
 
-/** Where a span's propagated fields go: grpc-js Metadata, or the http2 engine's header record. */
+/** Where a span's propagated fields go on grpc-js: its Metadata. */
 export interface HeaderCarrier {
   set(key: string, value: string): void;
 }
 
-const metadataSetter: TextMapSetter<HeaderCarrier> = {
+export const metadataSetter: TextMapSetter<HeaderCarrier> = {
   set(carrier, key, value) {
     carrier.set(key, value);
   },
 };
 
-/** A plain header record as a span carrier. */
-export function headerCarrier(headers: Record<string, string>): HeaderCarrier {
-  return {
-    set(key, value) {
-      headers[key] = value;
-    },
-  };
-}
+/**
+ * The http2 engine's header record as a span carrier: the record itself with this shared setter,
+ * where a carrier object with a closure per call was garbage on every call, traced or not.
+ */
+export const headersSetter: TextMapSetter<Record<string, string>> = {
+  set(carrier, key, value) {
+    carrier[key] = value;
+  },
+};
 
 export const RPC_SERVICE = 'inference.GRPCInferenceService';
 
@@ -44,12 +45,13 @@ const STREAMING_METHOD = 'ModelStreamInfer';
  * `OTEL_SEMCONV_STABILITY_OPT_IN` (see semconv-stability.ts). With no OpenTelemetry SDK registered
  * the span and the histogram are the API's no-ops; with `enabled` false nothing is done at all.
  */
-export function startRpcSpan(
+export function startRpcSpan<Carrier>(
   enabled: boolean,
   method: string,
   server: { host: string; port: number },
-  metadata: HeaderCarrier,
-  extra: Attributes = {},
+  metadata: Carrier,
+  setter: TextMapSetter<Carrier>,
+  model?: string,
 ): RpcSpan {
   if (!enabled) return noopSpan;
   const { context, propagation, SpanKind, SpanStatusCode, trace } = loadOtel();
@@ -57,7 +59,7 @@ export function startRpcSpan(
   const measured = method !== STREAMING_METHOD && rpcInstruments() !== undefined;
   if (tracer === undefined) {
     // No SDK: no span to record. A propagator registered on its own still carries the caller's context.
-    propagation.inject(context.active(), metadata, metadataSetter);
+    propagation.inject(context.active(), metadata, setter);
     if (!measured) return noopSpan;
   }
   const semconv = rpcSemconv();
@@ -65,7 +67,9 @@ export function startRpcSpan(
   let span: Span | undefined;
   if (tracer !== undefined) {
     const parent = context.active();
-    const attributes: Attributes = { 'server.address': server.host, 'server.port': server.port, ...extra };
+    const attributes: Attributes = { 'server.address': server.host, 'server.port': server.port };
+    // The model's attribute is built here, with the span: not as an argument on every call.
+    if (model !== undefined) attributes['infergate.model'] = model;
     if (semconv.old) {
       attributes['rpc.system'] = 'grpc';
       attributes['rpc.service'] = RPC_SERVICE;
@@ -77,7 +81,7 @@ export function startRpcSpan(
       attributes['rpc.method'] = fullMethod;
     }
     span = tracer.startSpan(fullMethod, { kind: SpanKind.CLIENT, attributes }, parent);
-    propagation.inject(trace.setSpan(parent, span), metadata, metadataSetter);
+    propagation.inject(trace.setSpan(parent, span), metadata, setter);
   }
   const started = measured ? performance.now() : 0;
   return {
