@@ -85,10 +85,13 @@ export function admissionCall(
  */
 export class Admission {
   readonly #options: ResolvedAdmission;
+  /** `maxInFlight`, read by every call: kept here, so a call does not read the options object too. */
+  readonly #maxInFlight: number | undefined;
   readonly #book: LoadBook;
 
   constructor(options: ResolvedAdmission, book: LoadBook) {
     this.#options = options;
+    this.#maxInFlight = options.maxInFlight;
     this.#book = book;
   }
 
@@ -118,7 +121,7 @@ export class Admission {
       const cost = costOf?.(candidate);
       if (cost === undefined || cost > call.maxCostUsd) return 'cost';
     }
-    const limit = this.#options.maxInFlight;
+    const limit = this.#maxInFlight;
     if (limit !== undefined) {
       const priority = call.priority ?? 0;
       const share = priority <= 1 ? 1 : this.#options.lowPriorityShare ** (priority - 1);

@@ -18,6 +18,8 @@ export type AttemptFunction<R, T> = (target: T, options: CallOptions, handle: At
  */
 export class AttemptRunner<T extends RouteTarget> {
   readonly #options: ResolvedRouterOptions;
+  /** The option every attempt reads, kept here: an attempt does not read the whole options object. */
+  readonly #attemptTimeoutMs: number | undefined;
   readonly #telemetry: RouterTelemetry;
   readonly #events: RouterEvents;
   readonly #load: LoadBook;
@@ -29,6 +31,7 @@ export class AttemptRunner<T extends RouteTarget> {
     load: LoadBook,
   ) {
     this.#options = options;
+    this.#attemptTimeoutMs = options.attemptTimeoutMs;
     this.#telemetry = telemetry;
     this.#events = events;
     this.#load = load;
@@ -51,7 +54,7 @@ export class AttemptRunner<T extends RouteTarget> {
     last: boolean,
   ): { handle: AttemptHandle<T>; work: Promise<R> } {
     const { handle, options } = openAttempt(call, callScope, target, permit, attempt, keepOpen, {
-      attemptTimeoutMs: last ? undefined : this.#options.attemptTimeoutMs,
+      attemptTimeoutMs: last ? undefined : this.#attemptTimeoutMs,
       span: this.#telemetry.startAttempt(target.name, attempt),
       load: this.#load.get(target.name, model),
     });
@@ -74,7 +77,7 @@ export class AttemptRunner<T extends RouteTarget> {
     const failure = classifyAttempt(handle, thrown);
     // A last resort that outlived the attempt timeout and then the call's deadline (not an abort
     // by the caller) was as slow as a timed-out attempt: its breaker hears of it as one.
-    const attemptTimeoutMs = this.#options.attemptTimeoutMs;
+    const attemptTimeoutMs = this.#attemptTimeoutMs;
     const slow =
       last &&
       failure.errorClass === 'cancelled' &&

@@ -35,6 +35,8 @@ const answerOf = <R>(attempted: { value: R }): R => attempted.value;
  */
 export class InferRouter extends RouterBase<TritonTarget> implements InferTransport {
   readonly #pins = new SequencePins();
+  /** Whether the router hedges at all: one that does not (most) asks its hedger nothing per call. */
+  readonly #hedging: boolean;
   readonly #affinityKey:
     | ((request: InferRequest, options: RouteCallOptions) => string | undefined)
     | undefined;
@@ -63,6 +65,7 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
       };
     });
     super(list, options);
+    this.#hedging = options.hedge !== undefined;
     this.#affinityKey = options.affinity.key;
   }
 
@@ -77,7 +80,7 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
       const affinityKey = affinityKeyOf(request, options, this.#affinityKey);
       const policy = { model: request.model, costOf, affinityKey };
       // Not hedged (most calls): the engine's answer itself, without a result object to unwrap.
-      if (!this.runner.hedges(options)) return this.engine.runValue(options, run, policy);
+      if (!this.#hedging || !this.runner.hedges(options)) return this.engine.runValue(options, run, policy);
       return this.runner.run(options, run, policy).then(answerOf);
     } catch (error) {
       return Promise.reject(error);

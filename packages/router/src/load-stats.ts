@@ -71,10 +71,21 @@ export class LoadStats {
 /** Models tracked per target: past this, the least recently added one is forgotten (bounded). */
 const MODELS_PER_TARGET = 1_024;
 
+/**
+ * One target's figures: its count over all models, its models' figures, and the model asked for
+ * last (a target mostly serves the same model call after call: found without a map lookup).
+ */
+interface TargetLoad {
+  inFlight: number;
+  readonly models: Map<string, LoadStats>;
+  lastModel: string | undefined;
+  last: LoadStats | undefined;
+}
+
 /** Load figures per target and model: a Triton target serves many models at different speeds. */
 export class LoadBook {
-  readonly #byTarget = new Map<string, Map<string, LoadStats>>();
-  readonly #totals = new Map<string, { inFlight: number }>();
+  // One map, one entry per target: a call touches one entry, not a map of totals beside a map of models.
+  readonly #byTarget = new Map<string, TargetLoad>();
   readonly #decayMs: number;
 
   constructor(decayMs: number) {
@@ -83,28 +94,28 @@ export class LoadBook {
 
   /** The figures of `target` serving `model` ('' when the router's targets each serve one model). */
   get(target: string, model = ''): LoadStats {
-    let models = this.#byTarget.get(target);
-    let total = this.#totals.get(target);
-    if (models === undefined || total === undefined) {
-      models = new Map();
-      total = { inFlight: 0 };
-      this.#byTarget.set(target, models);
-      this.#totals.set(target, total);
-    }
+    let entry = this.#byTarget.get(target);
+    if (entry === undefined) {
+      entry = { inFlight: 0, models: new Map(), lastModel: undefined, last: undefined };
+      this.#byTarget.set(target, entry);
+    } else if (entry.lastModel === model && entry.last !== undefined) return entry.last;
+    const models = entry.models;
     let stats = models.get(model);
     if (stats === undefined) {
-      stats = new LoadStats(this.#decayMs, total);
+      stats = new LoadStats(this.#decayMs, entry);
       if (models.size >= MODELS_PER_TARGET) {
         const oldest = models.keys().next();
         if (oldest.done !== true) models.delete(oldest.value);
       }
       models.set(model, stats);
     }
+    entry.lastModel = model;
+    entry.last = stats;
     return stats;
   }
 
   /** Calls in flight to `target`, all models together. */
   inFlight(target: string): number {
-    return this.#totals.get(target)?.inFlight ?? 0;
+    return this.#byTarget.get(target)?.inFlight ?? 0;
   }
 }

@@ -32,6 +32,8 @@ export class RetryBudget {
   readonly #options: RetryBudgetOptions;
   readonly #bucketMs: number;
   readonly #buckets: Bucket[] = [];
+  /** The newest bucket (the array's last), where most calls are counted without reading the array. */
+  #last: Bucket | undefined;
 
   constructor(options: RetryBudgetOptions) {
     this.#options = options;
@@ -51,6 +53,7 @@ export class RetryBudget {
     const keep = this.#options.skipsIdleTime === true ? BUCKETS : 0;
     while (this.#buckets.length > keep && (this.#buckets[0] as Bucket).start <= horizon)
       this.#buckets.shift();
+    this.#last = this.#buckets[this.#buckets.length - 1];
     return current;
   }
 
@@ -58,7 +61,7 @@ export class RetryBudget {
   recordRequest(now = Date.now()): void {
     // Most calls land in the newest bucket: counted there without the window's bookkeeping (old
     // buckets are dropped when a new one starts, or when a retry reads the window).
-    const last = this.#buckets[this.#buckets.length - 1];
+    const last = this.#last;
     if (last !== undefined && now >= last.start && now < last.start + this.#bucketMs) last.requests += 1;
     else this.#current(now).requests += 1;
   }

@@ -49,9 +49,15 @@ export interface RouterEventMap {
 /** The events a router emits; a typed face over Node's EventEmitter. */
 export class RouterEvents {
   readonly #emitter = new EventEmitter();
+  /**
+   * Whether any listener was ever added: a router nobody listens to (most) answers `listens` from
+   * this field alone, without reaching into the emitter's tables on every call.
+   */
+  #anyListener = false;
 
   on<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this {
     this.#emitter.on(event, listener as (...args: unknown[]) => void);
+    this.#anyListener = true;
     return this;
   }
 
@@ -62,7 +68,7 @@ export class RouterEvents {
 
   /** True when someone listens (so the hot path skips building events nobody reads). */
   listens(event: keyof RouterEventMap): boolean {
-    return this.#emitter.listenerCount(event) > 0;
+    return this.#anyListener && this.#emitter.listenerCount(event) > 0;
   }
 
   emit<K extends keyof RouterEventMap>(event: K, ...args: RouterEventMap[K]): void {
