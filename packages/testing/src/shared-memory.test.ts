@@ -1,5 +1,14 @@
+import { constants } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
-import { closeSync, ftruncateSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildInferResponse } from './infer-response.js';
 import type { ExecuteRequest } from './model-definition.js';
@@ -52,6 +61,21 @@ describe('SharedMemoryRegistry', () => {
     expect(registry.holds(new Uint8Array(read))).toBe(false);
     registry.unregister('in');
     expect(registry.holds(read)).toBe(false);
+  });
+
+  it('reads a region larger than any Buffer into memory of its own', () => {
+    const key = region(new Uint8Array(0));
+    const fd = openSync(shmPath(key), 'r+');
+    const big = constants.MAX_LENGTH + 4096; // sparse: tmpfs stores none of it
+    ftruncateSync(fd, big);
+    writeSync(fd, new Uint8Array([1, 2, 3]), 0, 3, big - 3);
+    closeSync(fd);
+    const registry = new SharedMemoryRegistry();
+    registry.register('huge', key, 0, big);
+    const read = registry.read({ region: 'huge', offset: big - 3, byteSize: 3 });
+    expect([...read]).toEqual([1, 2, 3]);
+    expect(registry.holds(read)).toBe(false);
+    registry.unregister();
   });
 
   it('writes an output at its offset and refuses one larger than the binding', () => {

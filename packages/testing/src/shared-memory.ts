@@ -1,8 +1,11 @@
+import { constants } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import type { Parameters } from '@infergate/core';
 import { status } from './internal/grpc-status.js';
 import { integerParameter } from './internal/parameters.js';
 import { RpcError } from './rpc-error.js';
+
+const MAX_LENGTH = constants.MAX_LENGTH;
 
 /** One registered system shared memory region, as SystemSharedMemoryStatus reports it. */
 export interface SharedMemoryRegion {
@@ -126,11 +129,17 @@ export class SharedMemoryRegistry {
    */
   read(ref: SharedMemoryRef): Uint8Array {
     const region = this.#locate(ref);
-    if (region.view === undefined) {
-      region.view = Buffer.allocUnsafeSlow(region.byteSize);
-      this.#views.add(region.view.buffer);
+    let view: Buffer;
+    if (region.byteSize > MAX_LENGTH) {
+      // No Buffer holds the whole region: this read gets memory of its own, as it always did.
+      view = Buffer.allocUnsafe(ref.byteSize);
+    } else {
+      if (region.view === undefined) {
+        region.view = Buffer.allocUnsafeSlow(region.byteSize);
+        this.#views.add(region.view.buffer);
+      }
+      view = region.view.subarray(ref.offset, ref.offset + ref.byteSize);
     }
-    const view = region.view.subarray(ref.offset, ref.offset + ref.byteSize);
     let done = 0;
     while (done < ref.byteSize) {
       const count = readSync(region.fd, view, done, ref.byteSize - done, region.offset + ref.offset + done);
