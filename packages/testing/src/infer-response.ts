@@ -73,6 +73,9 @@ export function buildInferResponse(
     if (placement?.shm !== undefined && context.shm !== undefined) {
       context.shm.write(placement.shm, name, tensor.raw);
       raws.push(new Uint8Array(0));
+    } else if (context.shm?.holds(tensor.raw) === true) {
+      // An input read from shared memory, echoed: the next request on that region rewrites it.
+      raws.push(new Uint8Array(tensor.raw));
     } else {
       raws.push(tensor.raw);
     }

@@ -28,7 +28,12 @@ export interface ExecuteInput {
   readonly name: string;
   readonly datatype: DataType;
   readonly shape: readonly number[];
-  /** The wire bytes, a view into the received message (no copy). */
+  /**
+   * The wire bytes, a view into the received message (no copy). An input bound to shared memory is
+   * a view of the server's copy of the region, as Triton's is a pointer into its mapping: the next
+   * request that reads those bytes rewrites it, so copy what must outlive this request (outputs
+   * that reuse it are copied into responses for you).
+   */
   readonly raw: Uint8Array;
   readonly parameters: Parameters;
   /** The natural array (Float32Array for FP32, Buffer[] for BYTES, …), decoded on first access. */

@@ -1,8 +1,11 @@
+import { constants } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import type { Parameters } from '@infergate/core';
 import { status } from './internal/grpc-status.js';
 import { integerParameter } from './internal/parameters.js';
 import { RpcError } from './rpc-error.js';
+
+const MAX_LENGTH = constants.MAX_LENGTH;
 
 /** One registered system shared memory region, as SystemSharedMemoryStatus reports it. */
 export interface SharedMemoryRegion {
@@ -15,6 +18,13 @@ export interface SharedMemoryRegion {
 
 interface OpenRegion extends SharedMemoryRegion {
   fd: number;
+  /**
+   * This process's copy of the region, made on the first read and refreshed by each read. Triton
+   * maps a region once and hands models pointers into it; without mmap, reading into the same
+   * memory every time is the nearest match, and spares a fresh buffer per request (first-touch page
+   * faults of a fresh 64 MiB buffer cost more than the copy itself).
+   */
+  view?: Buffer;
 }
 
 /** Where a tensor lives in shared memory (the `shared_memory_*` tensor parameters). */
@@ -72,7 +82,7 @@ export class SharedMemoryRegistry {
 
   /** Every region, or the one named (NOT_FOUND when unknown). */
   status(name = ''): SharedMemoryRegion[] {
-    const strip = ({ fd: _fd, ...region }: OpenRegion): SharedMemoryRegion => region;
+    const strip = ({ fd: _fd, view: _view, ...region }: OpenRegion): SharedMemoryRegion => region;
     if (name === '') return [...this.#regions.values()].map(strip);
     const region = this.#regions.get(name);
     if (region === undefined) {
@@ -88,9 +98,12 @@ export class SharedMemoryRegistry {
       const region = this.#regions.get(each);
       if (region === undefined) continue;
       closeSync(region.fd);
+      if (region.view !== undefined) this.#views.delete(region.view.buffer);
       this.#regions.delete(each);
     }
   }
+
+  #views = new WeakSet<ArrayBufferLike>();
 
   #locate(ref: SharedMemoryRef): OpenRegion {
     const region = this.#regions.get(ref.region);
@@ -109,12 +122,40 @@ export class SharedMemoryRegistry {
     return region;
   }
 
-  /** The bytes of an input tensor placed in a region. */
+  /**
+   * The bytes of an input tensor placed in a region: a view of the region's copy, as in Triton a
+   * pointer into the mapping. It holds what the region held at this call and changes when a later
+   * request reads the same bytes, so whatever outlives the request (a response) must copy it.
+   */
   read(ref: SharedMemoryRef): Uint8Array {
     const region = this.#locate(ref);
-    const out = Buffer.alloc(ref.byteSize);
-    if (ref.byteSize > 0) readSync(region.fd, out, 0, ref.byteSize, region.offset + ref.offset);
-    return out;
+    let view: Buffer;
+    if (region.byteSize > MAX_LENGTH) {
+      // No Buffer holds the whole region: this read gets memory of its own, as it always did.
+      view = Buffer.allocUnsafe(ref.byteSize);
+    } else {
+      if (region.view === undefined) {
+        region.view = Buffer.allocUnsafeSlow(region.byteSize);
+        this.#views.add(region.view.buffer);
+      }
+      view = region.view.subarray(ref.offset, ref.offset + ref.byteSize);
+    }
+    let done = 0;
+    while (done < ref.byteSize) {
+      const count = readSync(region.fd, view, done, ref.byteSize - done, region.offset + ref.offset + done);
+      if (count === 0) {
+        // The file shrank under us (the client truncated it): what is missing reads as zeros.
+        view.fill(0, done);
+        break;
+      }
+      done += count;
+    }
+    return view;
+  }
+
+  /** True when `bytes` lie in a region's copy (see read), so keeping them needs a copy. */
+  holds(bytes: Uint8Array): boolean {
+    return this.#views.has(bytes.buffer);
   }
 
   /** Writes an output tensor into a region; the region must be large enough (INTERNAL otherwise). */
@@ -127,6 +168,9 @@ export class SharedMemoryRegistry {
           `should be at least ${bytes.byteLength} bytes to hold the results`,
       );
     }
-    if (bytes.byteLength > 0) writeSync(region.fd, bytes, 0, bytes.byteLength, region.offset + ref.offset);
+    let done = 0;
+    while (done < bytes.byteLength) {
+      done += writeSync(region.fd, bytes, done, bytes.byteLength - done, region.offset + ref.offset + done);
+    }
   }
 }
