@@ -107,19 +107,23 @@ export class BudgetLedger {
     const amountNano = toNanoCeil(request.estimateUsd);
     const signal = request.signal;
     throwIfAborted(signal);
+    // One object literal of a fixed shape (signal may be undefined): a conditional spread here
+    // built two objects per call and gave the store two shapes to handle.
     const pending = this.#store.reserve({
       id: reservation.id,
       amountNano,
-      lines: applied.map((item) => item.line),
+      lines: linesOf(applied),
       now,
       expiresAt: reservation.expiresAt,
-      ...(signal === undefined ? {} : { signal }),
+      signal,
     });
-    // Also raced here, so a store that ignores the signal cannot hold the caller past its deadline.
-    const guarded = abortable(pending, signal, (late) => {
-      if (late.ok) return this.#store.release(reservation.id, this.#clock());
-    });
-    const result: ReserveResult = guarded instanceof Promise ? await guarded : guarded;
+    // A synchronous store (the in-memory default) answers in this turn: no race, no closure.
+    // A promise is also raced here, so a store that ignores the signal cannot hold the caller
+    // past its deadline.
+    const result: ReserveResult =
+      pending instanceof Promise
+        ? await raceReserve(pending, signal, () => this.#store.release(reservation.id, this.#clock()))
+        : pending;
     if (!result.ok) {
       const failed = applied[result.failedLine] as Applied;
       const event = this.#event(failed, result.lines[result.failedLine], request, failed.budget.hardLimitUsd);
@@ -147,21 +151,21 @@ export class BudgetLedger {
       this.#softReported.add(memo);
       this.#hooks.softLimit(this.#event(item, state, request, soft));
     }
-    this.#metrics?.reserved(
-      reservation,
-      applied.map((item, i) => {
-        const state = result.lines[i] as LineState;
+    const metrics = this.#metrics;
+    if (metrics !== undefined) {
+      metrics.held(reservation);
+      for (let i = 0; i < applied.length; i++) {
+        const item = applied[i] as Applied;
         const limit = item.budget.hardLimitUsd;
-        return {
-          budget: item.budget.id,
-          line: item.line.key,
-          remainingUsd:
-            limit === undefined
-              ? undefined
-              : limit - (state.spentNano + state.reservedNano + amountNano) / NANO_PER_USD,
-        };
-      }),
-    );
+        if (limit === undefined) continue;
+        const state = result.lines[i] as LineState;
+        metrics.room(
+          item.budget.id,
+          item.line.key,
+          limit - (state.spentNano + state.reservedNano + amountNano) / NANO_PER_USD,
+        );
+      }
+    }
     return reservation;
   }
 
@@ -208,10 +212,10 @@ export class BudgetLedger {
     const pending = this.#store.settle({
       id: reservation.id,
       actualNano: costUsd === null ? null : toNano(costUsd),
-      lines: this.#apply(reservation.attribution, now).map((item) => item.line),
+      lines: linesOf(this.#apply(reservation.attribution, now)),
       now,
       entry,
-      ...(signal === undefined ? {} : { signal }),
+      signal,
     });
     this.#metrics?.finished(reservation);
     if (pending instanceof Promise) await abortable(pending, signal);
@@ -307,4 +311,21 @@ export class BudgetLedger {
       resetAt: item.resetAt,
     };
   }
+}
+
+function linesOf(applied: readonly Applied[]): LedgerLine[] {
+  const lines: LedgerLine[] = new Array(applied.length);
+  for (let i = 0; i < applied.length; i++) lines[i] = (applied[i] as Applied).line;
+  return lines;
+}
+
+/** Waits for an asynchronous store's reserve until the signal aborts; a hold that lands late is released. */
+function raceReserve(
+  pending: Promise<ReserveResult>,
+  signal: AbortSignal | undefined,
+  release: () => unknown,
+): Promise<ReserveResult> {
+  return abortable(pending, signal, (late) => {
+    if (late.ok) return release();
+  }) as Promise<ReserveResult>;
 }
