@@ -52,7 +52,36 @@ export interface LedgerHooks {
 
 const processId = randomUUID().slice(0, 8);
 let sequence = 0;
-const finished = new WeakSet<Reservation>();
+/** Reservations made elsewhere (not by `detached`) that were settled or released. */
+const finishedForeign = new WeakSet<Reservation>();
+
+/**
+ * The ledger's own reservations carry their settled-or-released mark in a private field: a global
+ * WeakSet entry per call made every reservation an ephemeron for the garbage collector to trace.
+ */
+class LedgerReservation implements Reservation {
+  #finished = false;
+  constructor(
+    readonly id: string,
+    readonly estimateUsd: number,
+    readonly attribution: Readonly<Attribution>,
+    readonly provider: string | undefined,
+    readonly createdAt: number,
+    readonly expiresAt: number,
+  ) {}
+
+  /** Marks the reservation finished; false when it already was (settle and release are idempotent). */
+  static finish(reservation: Reservation): boolean {
+    if (#finished in reservation) {
+      if (reservation.#finished) return false;
+      reservation.#finished = true;
+      return true;
+    }
+    if (finishedForeign.has(reservation)) return false;
+    finishedForeign.add(reservation);
+    return true;
+  }
+}
 
 /** The reservation protocol over a store: reserve → settle | release, with TTL expiry. */
 export class BudgetLedger {
@@ -179,14 +208,14 @@ export class BudgetLedger {
     },
     now = this.#clock(),
   ): Reservation {
-    return {
-      id: `${processId}-${++sequence}`,
-      estimateUsd: request.estimateUsd,
-      attribution: request.attribution,
-      provider: request.provider,
-      createdAt: now,
-      expiresAt: now + (request.ttlMs ?? this.#ttlMs),
-    };
+    return new LedgerReservation(
+      `${processId}-${++sequence}`,
+      request.estimateUsd,
+      request.attribution,
+      request.provider,
+      now,
+      now + (request.ttlMs ?? this.#ttlMs),
+    );
   }
 
   async settle(
@@ -194,8 +223,7 @@ export class BudgetLedger {
     details: SettleDetails,
     signal?: AbortSignal,
   ): Promise<SpendEntry | undefined> {
-    if (finished.has(reservation)) return undefined;
-    finished.add(reservation);
+    if (!LedgerReservation.finish(reservation)) return undefined;
     const now = this.#clock();
     const costUsd = details.costUsd === null ? null : Math.max(0, details.costUsd);
     const entry: SpendEntry = {
@@ -224,8 +252,7 @@ export class BudgetLedger {
   }
 
   async release(reservation: Reservation): Promise<void> {
-    if (finished.has(reservation)) return;
-    finished.add(reservation);
+    if (!LedgerReservation.finish(reservation)) return;
     this.#metrics?.finished(reservation);
     const pending = this.#store.release(reservation.id, this.#clock());
     if (pending instanceof Promise) await pending;
