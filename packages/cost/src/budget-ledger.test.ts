@@ -35,3 +35,18 @@ describe('BudgetLedger settle and release are idempotent', () => {
     expect(spend.reservedUsd).toBe(0);
   });
 });
+
+describe('BudgetLedger settle across a window boundary', () => {
+  it('a reservation made before midnight and settled after it charges the new day', async () => {
+    let now = Date.parse('2025-06-01T23:59:59.900Z');
+    const tracker = new CostTracker({ budgets, clock: () => now });
+    const reservation = await tracker.reserve({ tenant: 'acme', estimateUsd: 1 });
+    now = Date.parse('2025-06-02T00:00:00.100Z');
+    await tracker.settle(reservation, { costUsd: 0.75 });
+    const spend = await tracker.spend('daily', { tenant: 'acme' });
+    expect(spend.spentUsd).toBe(0.75);
+    expect(spend.windowStart).toBe(Date.parse('2025-06-02T00:00:00Z'));
+    now = Date.parse('2025-06-01T12:00:00Z');
+    expect((await tracker.spend('daily', { tenant: 'acme' })).spentUsd).toBe(0);
+  });
+});

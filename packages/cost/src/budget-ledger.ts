@@ -61,6 +61,10 @@ const finishedForeign = new WeakSet<Reservation>();
  */
 class LedgerReservation implements Reservation {
   #finished = false;
+  /** The lines reserve held, reused by settle while `now` stays in every line's current bucket. */
+  #lines: LedgerLine[] | undefined;
+  #linesFrom = 0;
+  #linesUntil = 0;
   constructor(
     readonly id: string,
     readonly estimateUsd: number,
@@ -69,6 +73,28 @@ class LedgerReservation implements Reservation {
     readonly createdAt: number,
     readonly expiresAt: number,
   ) {}
+
+  static keepLines(reservation: Reservation, applied: readonly Applied[], lines: LedgerLine[]): void {
+    if (!(reservation instanceof LedgerReservation)) return;
+    let from = Number.NEGATIVE_INFINITY;
+    let until = Number.POSITIVE_INFINITY;
+    for (const item of applied) {
+      if (item.line.current > from) from = item.line.current;
+      if (item.resetAt < until) until = item.resetAt;
+    }
+    reservation.#lines = lines;
+    reservation.#linesFrom = from;
+    reservation.#linesUntil = until;
+  }
+
+  /** The kept lines when they are still the ones `#apply` would give at `now` (same test as its cache). */
+  static linesAt(reservation: Reservation, now: number): LedgerLine[] | undefined {
+    if (!(reservation instanceof LedgerReservation)) return undefined;
+    const lines = reservation.#lines;
+    return lines !== undefined && now >= reservation.#linesFrom && now < reservation.#linesUntil
+      ? lines
+      : undefined;
+  }
 
   /** Marks the reservation finished; false when it already was (settle and release are idempotent). */
   static finish(reservation: Reservation): boolean {
@@ -138,10 +164,12 @@ export class BudgetLedger {
     throwIfAborted(signal);
     // One object literal of a fixed shape (signal may be undefined): a conditional spread here
     // built two objects per call and gave the store two shapes to handle.
+    const lines = linesOf(applied);
+    LedgerReservation.keepLines(reservation, applied, lines);
     const pending = this.#store.reserve({
       id: reservation.id,
       amountNano,
-      lines: linesOf(applied),
+      lines,
       now,
       expiresAt: reservation.expiresAt,
       signal,
@@ -240,7 +268,8 @@ export class BudgetLedger {
     const pending = this.#store.settle({
       id: reservation.id,
       actualNano: costUsd === null ? null : toNano(costUsd),
-      lines: linesOf(this.#apply(reservation.attribution, now)),
+      lines:
+        LedgerReservation.linesAt(reservation, now) ?? linesOf(this.#apply(reservation.attribution, now)),
       now,
       entry,
       signal,
