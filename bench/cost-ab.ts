@@ -1,9 +1,10 @@
 // The in-memory ledger side by side with another build of @infergate/cost (e.g. main's), in one
 // process: a baseline of two awaited no-ops, this build's reserve + settle and the other build's,
 // interleaved each rep (the `cost` suite's loop; the figure is µs per call minus the baseline).
-// Save the other build's dist inside packages/cost so that its imports resolve, then:
-//   cp -r packages/cost/dist packages/cost/.base-dist   (on the other build)
-//   node scripts/bootstrap.mjs --dist bench/cost-ab.ts --base packages/cost/.base-dist [--calls 200000] [--reps 7]
+// Save the other build's dist inside packages/cost (its imports then resolve; `dist/` is ignored by
+// git and biome), then:
+//   mkdir -p packages/cost/base-build && cp -r packages/cost/dist packages/cost/base-build/   (on the other build)
+//   node scripts/bootstrap.mjs --dist bench/cost-ab.ts --base packages/cost/base-build/dist [--calls 200000] [--reps 7]
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
