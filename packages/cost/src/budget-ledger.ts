@@ -52,7 +52,62 @@ export interface LedgerHooks {
 
 const processId = randomUUID().slice(0, 8);
 let sequence = 0;
-const finished = new WeakSet<Reservation>();
+/** Reservations made elsewhere (not by `detached`) that were settled or released. */
+const finishedForeign = new WeakSet<Reservation>();
+
+/**
+ * The ledger's own reservations carry their settled-or-released mark in a private field: a global
+ * WeakSet entry per call made every reservation an ephemeron for the garbage collector to trace.
+ */
+class LedgerReservation implements Reservation {
+  #finished = false;
+  /** The lines reserve held, reused by settle while `now` stays in every line's current bucket. */
+  #lines: LedgerLine[] | undefined;
+  #linesFrom = 0;
+  #linesUntil = 0;
+  constructor(
+    readonly id: string,
+    readonly estimateUsd: number,
+    readonly attribution: Readonly<Attribution>,
+    readonly provider: string | undefined,
+    readonly createdAt: number,
+    readonly expiresAt: number,
+  ) {}
+
+  static keepLines(reservation: Reservation, applied: readonly Applied[], lines: LedgerLine[]): void {
+    if (!(reservation instanceof LedgerReservation)) return;
+    let from = Number.NEGATIVE_INFINITY;
+    let until = Number.POSITIVE_INFINITY;
+    for (const item of applied) {
+      if (item.line.current > from) from = item.line.current;
+      if (item.resetAt < until) until = item.resetAt;
+    }
+    reservation.#lines = lines;
+    reservation.#linesFrom = from;
+    reservation.#linesUntil = until;
+  }
+
+  /** The kept lines when they are still the ones `#apply` would give at `now` (same test as its cache). */
+  static linesAt(reservation: Reservation, now: number): LedgerLine[] | undefined {
+    if (!(reservation instanceof LedgerReservation)) return undefined;
+    const lines = reservation.#lines;
+    return lines !== undefined && now >= reservation.#linesFrom && now < reservation.#linesUntil
+      ? lines
+      : undefined;
+  }
+
+  /** Marks the reservation finished; false when it already was (settle and release are idempotent). */
+  static finish(reservation: Reservation): boolean {
+    if (#finished in reservation) {
+      if (reservation.#finished) return false;
+      reservation.#finished = true;
+      return true;
+    }
+    if (finishedForeign.has(reservation)) return false;
+    finishedForeign.add(reservation);
+    return true;
+  }
+}
 
 /** The reservation protocol over a store: reserve → settle | release, with TTL expiry. */
 export class BudgetLedger {
@@ -107,19 +162,25 @@ export class BudgetLedger {
     const amountNano = toNanoCeil(request.estimateUsd);
     const signal = request.signal;
     throwIfAborted(signal);
+    // One object literal of a fixed shape (signal may be undefined): a conditional spread here
+    // built two objects per call and gave the store two shapes to handle.
+    const lines = linesOf(applied);
+    LedgerReservation.keepLines(reservation, applied, lines);
     const pending = this.#store.reserve({
       id: reservation.id,
       amountNano,
-      lines: applied.map((item) => item.line),
+      lines,
       now,
       expiresAt: reservation.expiresAt,
-      ...(signal === undefined ? {} : { signal }),
+      signal,
     });
-    // Also raced here, so a store that ignores the signal cannot hold the caller past its deadline.
-    const guarded = abortable(pending, signal, (late) => {
-      if (late.ok) return this.#store.release(reservation.id, this.#clock());
-    });
-    const result: ReserveResult = guarded instanceof Promise ? await guarded : guarded;
+    // A synchronous store (the in-memory default) answers in this turn: no race, no closure.
+    // A promise is also raced here, so a store that ignores the signal cannot hold the caller
+    // past its deadline.
+    const result: ReserveResult =
+      pending instanceof Promise
+        ? await raceReserve(pending, signal, () => this.#store.release(reservation.id, this.#clock()))
+        : pending;
     if (!result.ok) {
       const failed = applied[result.failedLine] as Applied;
       const event = this.#event(failed, result.lines[result.failedLine], request, failed.budget.hardLimitUsd);
@@ -147,21 +208,21 @@ export class BudgetLedger {
       this.#softReported.add(memo);
       this.#hooks.softLimit(this.#event(item, state, request, soft));
     }
-    this.#metrics?.reserved(
-      reservation,
-      applied.map((item, i) => {
-        const state = result.lines[i] as LineState;
+    const metrics = this.#metrics;
+    if (metrics !== undefined) {
+      metrics.held(reservation);
+      for (let i = 0; i < applied.length; i++) {
+        const item = applied[i] as Applied;
         const limit = item.budget.hardLimitUsd;
-        return {
-          budget: item.budget.id,
-          line: item.line.key,
-          remainingUsd:
-            limit === undefined
-              ? undefined
-              : limit - (state.spentNano + state.reservedNano + amountNano) / NANO_PER_USD,
-        };
-      }),
-    );
+        if (limit === undefined) continue;
+        const state = result.lines[i] as LineState;
+        metrics.room(
+          item.budget.id,
+          item.line.key,
+          limit - (state.spentNano + state.reservedNano + amountNano) / NANO_PER_USD,
+        );
+      }
+    }
     return reservation;
   }
 
@@ -175,14 +236,14 @@ export class BudgetLedger {
     },
     now = this.#clock(),
   ): Reservation {
-    return {
-      id: `${processId}-${++sequence}`,
-      estimateUsd: request.estimateUsd,
-      attribution: request.attribution,
-      provider: request.provider,
-      createdAt: now,
-      expiresAt: now + (request.ttlMs ?? this.#ttlMs),
-    };
+    return new LedgerReservation(
+      `${processId}-${++sequence}`,
+      request.estimateUsd,
+      request.attribution,
+      request.provider,
+      now,
+      now + (request.ttlMs ?? this.#ttlMs),
+    );
   }
 
   async settle(
@@ -190,8 +251,7 @@ export class BudgetLedger {
     details: SettleDetails,
     signal?: AbortSignal,
   ): Promise<SpendEntry | undefined> {
-    if (finished.has(reservation)) return undefined;
-    finished.add(reservation);
+    if (!LedgerReservation.finish(reservation)) return undefined;
     const now = this.#clock();
     const costUsd = details.costUsd === null ? null : Math.max(0, details.costUsd);
     const entry: SpendEntry = {
@@ -208,10 +268,11 @@ export class BudgetLedger {
     const pending = this.#store.settle({
       id: reservation.id,
       actualNano: costUsd === null ? null : toNano(costUsd),
-      lines: this.#apply(reservation.attribution, now).map((item) => item.line),
+      lines:
+        LedgerReservation.linesAt(reservation, now) ?? linesOf(this.#apply(reservation.attribution, now)),
       now,
       entry,
-      ...(signal === undefined ? {} : { signal }),
+      signal,
     });
     this.#metrics?.finished(reservation);
     if (pending instanceof Promise) await abortable(pending, signal);
@@ -220,8 +281,7 @@ export class BudgetLedger {
   }
 
   async release(reservation: Reservation): Promise<void> {
-    if (finished.has(reservation)) return;
-    finished.add(reservation);
+    if (!LedgerReservation.finish(reservation)) return;
     this.#metrics?.finished(reservation);
     const pending = this.#store.release(reservation.id, this.#clock());
     if (pending instanceof Promise) await pending;
@@ -307,4 +367,21 @@ export class BudgetLedger {
       resetAt: item.resetAt,
     };
   }
+}
+
+function linesOf(applied: readonly Applied[]): LedgerLine[] {
+  const lines: LedgerLine[] = new Array(applied.length);
+  for (let i = 0; i < applied.length; i++) lines[i] = (applied[i] as Applied).line;
+  return lines;
+}
+
+/** Waits for an asynchronous store's reserve until the signal aborts; a hold that lands late is released. */
+function raceReserve(
+  pending: Promise<ReserveResult>,
+  signal: AbortSignal | undefined,
+  release: () => unknown,
+): Promise<ReserveResult> {
+  return abortable(pending, signal, (late) => {
+    if (late.ok) return release();
+  }) as Promise<ReserveResult>;
 }

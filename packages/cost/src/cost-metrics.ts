@@ -54,18 +54,29 @@ export class CostMetrics {
     instruments();
   }
 
-  /** A reservation now holds budget on these lines (hard limits only give a remaining amount). */
-  reserved(
-    reservation: Reservation,
-    lines: readonly { budget: string; line: string; remainingUsd?: number | undefined }[],
-  ): void {
-    this.#held.add(reservation);
-    instruments()?.reservations.add(1);
-    for (const { budget, line, remainingUsd } of lines) {
-      if (remainingUsd === undefined) continue;
-      if (this.#rooms.size >= MAX_LINES && !this.#rooms.has(line)) this.#rooms.clear();
-      this.#rooms.set(line, { budget, line, remainingUsd });
+  /**
+   * A reservation now holds budget. Counted only while an SDK records: a reservation counted
+   * nowhere is not taken off at settle either, so the up-down counter cannot go below zero when an
+   * SDK is registered between a reserve and its settle.
+   */
+  held(reservation: Reservation): void {
+    const recording = instruments();
+    if (recording !== undefined) {
+      this.#held.add(reservation);
+      recording.reservations.add(1);
     }
+  }
+
+  /** A line's room left under its hard limit after the latest reservation on it (updated in place). */
+  room(budget: string, line: string, remainingUsd: number): void {
+    const known = this.#rooms.get(line);
+    if (known !== undefined) {
+      known.budget = budget;
+      known.remainingUsd = remainingUsd;
+      return;
+    }
+    if (this.#rooms.size >= MAX_LINES) this.#rooms.clear();
+    this.#rooms.set(line, { budget, line, remainingUsd });
   }
 
   /** A reservation was settled or released (or held nothing). */

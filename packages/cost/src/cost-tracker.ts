@@ -234,9 +234,9 @@ export class CostTracker extends CostEventEmitter {
   settle(
     reservation: Reservation,
     details: SettleDetails,
-    options: LedgerCallOptions = {},
+    options?: LedgerCallOptions,
   ): Promise<SpendEntry | undefined> {
-    return this.#ledger.settle(reservation, details, options.signal);
+    return this.#ledger.settle(reservation, details, options?.signal);
   }
 
   /** Prices the usage and settles with it; returns the breakdown (null: no price, recorded as unpriced). */
