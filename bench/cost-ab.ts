@@ -7,48 +7,14 @@
 //   node scripts/bootstrap.mjs --dist bench/cost-ab.ts --base packages/cost/base-build/dist [--calls 200000] [--reps 7]
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { CostTracker } from '@infergate/cost';
 import { flag, median } from './lib.js';
+import { baselineLoop, budgets, type Ledger, ledgerLoop } from './suites/cost.js';
 
 const calls = Number(flag('calls') ?? 200_000);
 const reps = Number(flag('reps') ?? 7);
 const base = flag('base');
-const budgets = [{ id: 'daily', scope: ['tenant' as const], window: 'day' as const, hardLimitUsd: 1e9 }];
-
-interface Ledger {
-  reserve(request: { tenant: string; model: string; estimateUsd: number }): Promise<unknown>;
-  settle(
-    reservation: unknown,
-    details: { costUsd: number; inputTokens: number; outputTokens: number },
-  ): Promise<unknown>;
-}
-
-async function noop(): Promise<void> {}
-
-async function baselineLoop(n: number): Promise<number> {
-  const started = performance.now();
-  for (let i = 0; i < n; i++) {
-    await noop();
-    await noop();
-  }
-  return ((performance.now() - started) * 1000) / n;
-}
-
-async function ledgerLoop(tracker: Ledger, n: number): Promise<number> {
-  const started = performance.now();
-  for (let i = 0; i < n; i++) {
-    const reservation = await tracker.reserve({
-      tenant: i & 1 ? 'acme' : 'globex',
-      model: 'gpt-4o',
-      estimateUsd: 0.001,
-    });
-    await tracker.settle(reservation, { costUsd: 0.0005, inputTokens: 100, outputTokens: 10 });
-  }
-  return ((performance.now() - started) * 1000) / n;
-}
-
 const arms: Record<string, Ledger> = { this: new CostTracker({ budgets }) as unknown as Ledger };
 if (base !== undefined) {
   const other = (await import(pathToFileURL(resolve(base, 'index.js')).href)) as {

@@ -9,11 +9,23 @@ import { Redis } from 'ioredis';
 import { startRedisServer } from '../../test/redis/redis-server.js';
 import { type BenchCase, flag, median, packageVersion, percentile, report } from '../lib.js';
 
-const budgets = [{ id: 'daily', scope: ['tenant' as const], window: 'day' as const, hardLimitUsd: 1e9 }];
+export const budgets = [
+  { id: 'daily', scope: ['tenant' as const], window: 'day' as const, hardLimitUsd: 1e9 },
+];
+
+/** What the loop needs of a cost tracker (bench/cost-ab.ts passes another build's). */
+export interface Ledger {
+  reserve(request: { tenant: string; model: string; estimateUsd: number }): Promise<unknown>;
+  settle(
+    reservation: unknown,
+    details: { costUsd: number; inputTokens: number; outputTokens: number },
+  ): Promise<unknown>;
+}
 
 async function noop(): Promise<void> {}
 
-async function baselineLoop(calls: number): Promise<number> {
+/** µs per iteration of two awaited no-ops: the baseline the ledger's figure is taken over. */
+export async function baselineLoop(calls: number): Promise<number> {
   const started = performance.now();
   for (let i = 0; i < calls; i++) {
     await noop();
@@ -22,7 +34,8 @@ async function baselineLoop(calls: number): Promise<number> {
   return ((performance.now() - started) * 1000) / calls;
 }
 
-async function ledgerLoop(tracker: CostTracker, calls: number): Promise<number> {
+/** µs per reserve + settle of `tracker`, alternating two tenants. */
+export async function ledgerLoop(tracker: Ledger, calls: number): Promise<number> {
   const started = performance.now();
   for (let i = 0; i < calls; i++) {
     const reservation = await tracker.reserve({

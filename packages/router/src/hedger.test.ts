@@ -4,6 +4,7 @@ import type { ChatModel, ChatRequest, ChatResponse, ChatStreamEvent } from '@inf
 import { describe, expect, it, vi } from 'vitest';
 import { chatAnswer, type FakeTarget, fakeTarget, routersPerTest } from '../../../test/unit/router-fakes.js';
 import { createChatRouter } from './chat-router.js';
+import type { HedgeOptions } from './hedger.js';
 import type { HedgeEvent } from './router-events.js';
 
 const request = buildInferRequest('m', [
@@ -17,6 +18,17 @@ const target = (name: string, delayMs: number): FakeTarget =>
 const { router, closeAfterTest } = routersPerTest({ fakeTime: true });
 
 /** Lets fake time run `ms`, then returns the call's outcome. */
+/** A router over the targets `first` and `second`, in that order, hedging with `hedge`. */
+function firstAndSecond(first: FakeTarget, second: FakeTarget, hedge: HedgeOptions) {
+  return router({
+    targets: [
+      { name: 'first', transport: first },
+      { name: 'second', transport: second },
+    ],
+    hedge,
+  });
+}
+
 async function after<R>(ms: number, call: Promise<R>): Promise<R> {
   const settled = call.then(
     (value) => value,
@@ -160,13 +172,7 @@ describe('hedged requests', () => {
   it('waits for the p95 of the first target before hedging, and not at all until it is known', async () => {
     const first = target('first', 10);
     const second = target('second', 10);
-    const routed = router({
-      targets: [
-        { name: 'first', transport: first },
-        { name: 'second', transport: second },
-      ],
-      hedge: { budget: 1 },
-    });
+    const routed = firstAndSecond(first, second, { budget: 1 });
     for (let call = 0; call < 20; call++) await after(10, routed.infer(request, { idempotent: true }));
     expect(second.calls).toBe(0);
     // Now p95 is 10 ms: a call still running after 10 ms is hedged.
@@ -178,13 +184,7 @@ describe('hedged requests', () => {
   it('hedges the first slow call after a lull longer than the budget window', async () => {
     const first = target('first', 10);
     const second = target('second', 10);
-    const routed = router({
-      targets: [
-        { name: 'first', transport: first },
-        { name: 'second', transport: second },
-      ],
-      hedge: { delay: 50, budget: 0.1, windowMs: 10_000 },
-    });
+    const routed = firstAndSecond(first, second, { delay: 50, budget: 0.1, windowMs: 10_000 });
     for (let call = 0; call < 100; call++) await after(10, routed.infer(request, { idempotent: true }));
     expect(second.calls).toBe(0);
     await vi.advanceTimersByTimeAsync(60_000);
@@ -203,13 +203,7 @@ describe('hedged requests', () => {
     const first = target('first', 0);
     first.infer = (call, options) => (speeds[turn++ % speeds.length] as FakeTarget).infer(call, options);
     const second = target('second', 2);
-    const routed = router({
-      targets: [
-        { name: 'first', transport: first },
-        { name: 'second', transport: second },
-      ],
-      hedge: { budget: 1 },
-    });
+    const routed = firstAndSecond(first, second, { budget: 1 });
     for (let call = 0; call < 1_000; call++) await after(110, routed.infer(request, { idempotent: true }));
     const before = second.calls;
     for (let call = 0; call < 200; call++) await after(110, routed.infer(request, { idempotent: true }));
