@@ -59,6 +59,8 @@ export function sharedMemoryRef(parameters: Parameters, tensor: string): SharedM
  */
 export class SharedMemoryRegistry {
   readonly #regions = new Map<string, OpenRegion>();
+  /** The memory behind the regions' copies (see `read`), so that `holds` can tell a view of one. */
+  readonly #views = new WeakSet<ArrayBufferLike>();
 
   register(name: string, key: string, offset: number, byteSize: number): void {
     if (this.#regions.has(name)) {
@@ -102,8 +104,6 @@ export class SharedMemoryRegistry {
       this.#regions.delete(each);
     }
   }
-
-  #views = new WeakSet<ArrayBufferLike>();
 
   #locate(ref: SharedMemoryRef): OpenRegion {
     const region = this.#regions.get(ref.region);
