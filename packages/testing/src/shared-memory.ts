@@ -1,11 +1,16 @@
-import { constants } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
 import type { Parameters } from '@infergate/core';
 import { status } from './internal/grpc-status.js';
 import { integerParameter } from './internal/parameters.js';
 import { RpcError } from './rpc-error.js';
 
-const MAX_LENGTH = constants.MAX_LENGTH;
+/**
+ * Regions up to this size keep a copy of their own (see `OpenRegion.view`). A larger region is read
+ * into fresh memory per request, as before: a copy of the whole region could be more than the
+ * process may allocate (users register regions of many GiB and bind a few MiB of them), and on
+ * Node 20 more than a Buffer can hold.
+ */
+export const REGION_COPY_LIMIT = 1024 * 1024 * 1024;
 
 /** One registered system shared memory region, as SystemSharedMemoryStatus reports it. */
 export interface SharedMemoryRegion {
@@ -130,8 +135,8 @@ export class SharedMemoryRegistry {
   read(ref: SharedMemoryRef): Uint8Array {
     const region = this.#locate(ref);
     let view: Buffer;
-    if (region.byteSize > MAX_LENGTH) {
-      // No Buffer holds the whole region: this read gets memory of its own, as it always did.
+    if (region.byteSize > REGION_COPY_LIMIT) {
+      // Too large to copy whole: this read gets memory of its own, as it always did.
       view = Buffer.allocUnsafe(ref.byteSize);
     } else {
       if (region.view === undefined) {
