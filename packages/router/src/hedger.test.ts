@@ -18,13 +18,10 @@ const target = (name: string, delayMs: number): FakeTarget =>
 const { router, closeAfterTest } = routersPerTest({ fakeTime: true });
 
 /** Lets fake time run `ms`, then returns the call's outcome. */
-/** A router over the targets `first` and `second`, in that order, hedging with `hedge`. */
-function firstAndSecond(first: FakeTarget, second: FakeTarget, hedge: HedgeOptions) {
+/** A router over `targets` (each named by its key, in order) that hedges with `hedge`. */
+function hedgedOver(targets: Record<string, FakeTarget>, hedge: HedgeOptions) {
   return router({
-    targets: [
-      { name: 'first', transport: first },
-      { name: 'second', transport: second },
-    ],
+    targets: Object.entries(targets).map(([name, transport]) => ({ name, transport })),
     hedge,
   });
 }
@@ -45,13 +42,7 @@ describe('hedged requests', () => {
   it('sends a slow idempotent call to a second target after the delay; the first answer wins, the other is cancelled', async () => {
     const slow = target('slow', 1_000);
     const fast = target('fast', 10);
-    const routed = router({
-      targets: [
-        { name: 'slow', transport: slow },
-        { name: 'fast', transport: fast },
-      ],
-      hedge: { delay: 50, budget: 1 },
-    });
+    const routed = hedgedOver({ slow, fast }, { delay: 50, budget: 1 });
     const answer = await after(60, routed.infer(request, { idempotent: true }));
     expect(answer.id).toBe('fast');
     expect(slow.signals[0]?.aborted).toBe(true);
@@ -63,13 +54,7 @@ describe('hedged requests', () => {
   it('never hedges a call that is not marked idempotent', async () => {
     const slow = target('slow', 200);
     const fast = target('fast', 10);
-    const routed = router({
-      targets: [
-        { name: 'slow', transport: slow },
-        { name: 'fast', transport: fast },
-      ],
-      hedge: { delay: 50, budget: 1 },
-    });
+    const routed = hedgedOver({ slow, fast }, { delay: 50, budget: 1 });
     expect((await after(200, routed.infer(request))).id).toBe('slow');
     expect(fast.calls).toBe(0);
   });
@@ -77,13 +62,7 @@ describe('hedged requests', () => {
   it('keeps hedges within the budget', async () => {
     const slow = target('slow', 100);
     const fast = target('fast', 100);
-    const routed = router({
-      targets: [
-        { name: 'slow', transport: slow },
-        { name: 'fast', transport: fast },
-      ],
-      hedge: { delay: 10, budget: 0.1 },
-    });
+    const routed = hedgedOver({ slow, fast }, { delay: 10, budget: 0.1 });
     for (let call = 0; call < 30; call++) await after(100, routed.infer(request, { idempotent: true }));
     // 30 hedgeable calls at 10%: three hedges, every other call stayed single.
     expect(fast.calls).toBe(3);
@@ -93,13 +72,7 @@ describe('hedged requests', () => {
   it('reports each call that outlasted the delay as a hedge event: sent, or refused by the budget', async () => {
     const slow = target('slow', 100);
     const fast = target('fast', 100);
-    const routed = router({
-      targets: [
-        { name: 'slow', transport: slow },
-        { name: 'fast', transport: fast },
-      ],
-      hedge: { delay: 10, budget: 0.1 },
-    });
+    const routed = hedgedOver({ slow, fast }, { delay: 10, budget: 0.1 });
     const events: HedgeEvent[] = [];
     routed.on('hedge', (event) => events.push(event));
     for (let call = 0; call < 20; call++) await after(100, routed.infer(request, { idempotent: true }));
@@ -112,13 +85,7 @@ describe('hedged requests', () => {
   it('fails with DEADLINE_EXCEEDED when the hedge loses to the deadline too, and cancels both', async () => {
     const a = target('a', 1_000);
     const b = target('b', 1_000);
-    const routed = router({
-      targets: [
-        { name: 'a', transport: a },
-        { name: 'b', transport: b },
-      ],
-      hedge: { delay: 50, budget: 1 },
-    });
+    const routed = hedgedOver({ a, b }, { delay: 50, budget: 1 });
     await expect(
       after(100, routed.infer(request, { idempotent: true, timeoutMs: 100 })),
     ).rejects.toMatchObject({
@@ -172,7 +139,7 @@ describe('hedged requests', () => {
   it('waits for the p95 of the first target before hedging, and not at all until it is known', async () => {
     const first = target('first', 10);
     const second = target('second', 10);
-    const routed = firstAndSecond(first, second, { budget: 1 });
+    const routed = hedgedOver({ first, second }, { budget: 1 });
     for (let call = 0; call < 20; call++) await after(10, routed.infer(request, { idempotent: true }));
     expect(second.calls).toBe(0);
     // Now p95 is 10 ms: a call still running after 10 ms is hedged.
@@ -184,7 +151,7 @@ describe('hedged requests', () => {
   it('hedges the first slow call after a lull longer than the budget window', async () => {
     const first = target('first', 10);
     const second = target('second', 10);
-    const routed = firstAndSecond(first, second, { delay: 50, budget: 0.1, windowMs: 10_000 });
+    const routed = hedgedOver({ first, second }, { delay: 50, budget: 0.1, windowMs: 10_000 });
     for (let call = 0; call < 100; call++) await after(10, routed.infer(request, { idempotent: true }));
     expect(second.calls).toBe(0);
     await vi.advanceTimersByTimeAsync(60_000);
@@ -203,7 +170,7 @@ describe('hedged requests', () => {
     const first = target('first', 0);
     first.infer = (call, options) => (speeds[turn++ % speeds.length] as FakeTarget).infer(call, options);
     const second = target('second', 2);
-    const routed = firstAndSecond(first, second, { budget: 1 });
+    const routed = hedgedOver({ first, second }, { budget: 1 });
     for (let call = 0; call < 1_000; call++) await after(110, routed.infer(request, { idempotent: true }));
     const before = second.calls;
     for (let call = 0; call < 200; call++) await after(110, routed.infer(request, { idempotent: true }));
