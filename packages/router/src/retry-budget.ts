@@ -53,7 +53,8 @@ export class RetryBudget {
     const keep = this.#options.skipsIdleTime === true ? BUCKETS : 0;
     while (this.#buckets.length > keep && (this.#buckets[0] as Bucket).start <= horizon)
       this.#buckets.shift();
-    this.#last = this.#buckets[this.#buckets.length - 1];
+    // `current` is never dropped (it starts within the last bucket's span, inside the window).
+    this.#last = current;
     return current;
   }
 
