@@ -77,6 +77,46 @@ describe('large ModelInfer requests on the lean transport', () => {
     }
   });
 
+  it('keep the memory of a call cancelled during its execution out of the pool', async () => {
+    const seen: ArrayBufferLike[] = [];
+    const model: ModelDefinition = {
+      ...recordingIdentity(seen),
+      async execute(request, context) {
+        const input = request.input('INPUT0');
+        seen.push(input.raw.buffer);
+        // The first call runs until the server has seen its cancellation, then returns anyway.
+        if (seen.length === 1) {
+          await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }));
+        }
+        return [{ name: 'OUTPUT0', datatype: 'FP32', shape: input.shape, raw: input.raw }];
+      },
+    };
+    const server = await startTestServer({ builtins: false, models: [model] });
+    const client = createTritonClient({ url: server.url, enableGpuIpc: false });
+    const data = new Float32Array(262_144);
+    const inputs = [{ name: 'INPUT0', datatype: 'FP32' as const, shape: [262_144], data }];
+    try {
+      const abort = new AbortController();
+      const first = client.infer('recording_identity', inputs, { signal: abort.signal });
+      const cancelled = first.then(
+        () => 'answered',
+        () => 'cancelled',
+      );
+      for (let i = 0; i < 500 && seen.length === 0; i++)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      abort.abort();
+      expect(await cancelled).toBe('cancelled');
+      await client.infer('recording_identity', inputs);
+      await client.infer('recording_identity', inputs);
+      expect(seen).toHaveLength(3);
+      expect(seen[1]).not.toBe(seen[0]);
+      expect(seen[2]).toBe(seen[1]);
+    } finally {
+      await client.close();
+      await server.stop();
+    }
+  });
+
   it('answer concurrent calls each with their own values while memory is reused', async () => {
     const seen: ArrayBufferLike[] = [];
     const server = await startTestServer({ builtins: false, models: [recordingIdentity(seen)] });
