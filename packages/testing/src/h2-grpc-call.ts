@@ -11,7 +11,7 @@ import {
   parseTimeout,
 } from './internal/grpc-wire.js';
 import { ModelInferRequestSchema, ModelStreamInferResponseSchema } from './internal/proto.js';
-import type { RequestMemoryPool } from './request-memory-pool.js';
+import { MIN_POOLED_BYTES, type RequestMemoryPool } from './request-memory-pool.js';
 import { type RpcError, toRpcError } from './rpc-error.js';
 import { STREAM_INFER_PATH, startUnary, type UnaryRoute } from './rpc-routes.js';
 import type { ServerState } from './server-state.js';
@@ -348,7 +348,10 @@ async function runUnary(
   // Once the answer is in the kernel, the execution is over (the answer waits for it) and nothing
   // refers to the request's memory: the decoded inputs and an output that passed one through
   // (identity's) are done with. An answer that does not go out leaves it to the garbage collector.
-  const written = memory === undefined ? undefined : () => memory.release(message.bytes);
+  const written =
+    memory === undefined || message.bytes.byteLength < MIN_POOLED_BYTES
+      ? undefined
+      : () => memory.release(message.bytes);
   const until = run.heldUntil();
   if (until === undefined) call.reply(framed, written);
   else call.replyAfter(framed, until, written);
