@@ -11,6 +11,7 @@ import {
   parseTimeout,
 } from './internal/grpc-wire.js';
 import { ModelInferRequestSchema, ModelStreamInferResponseSchema } from './internal/proto.js';
+import { MIN_POOLED_BYTES, type RequestMemoryPool } from './request-memory-pool.js';
 import { type RpcError, toRpcError } from './rpc-error.js';
 import { STREAM_INFER_PATH, startUnary, type UnaryRoute } from './rpc-routes.js';
 import type { ServerState } from './server-state.js';
@@ -29,14 +30,19 @@ export interface GrpcServerCall {
   deadline(ms: number): void;
   /** A response message, already framed (prefix included). */
   send(framed: Buffer): void;
-  /** The one response of a unary call (its chunks, in order), then status OK. */
-  reply(chunks: readonly Buffer[]): void;
+  /**
+   * The one response of a unary call (its chunks, in order), then status OK. `written`, if given,
+   * is called once the whole answer has reached the kernel, so nothing refers to the chunks' memory
+   * any more; it is never called if the answer does not go out whole (the call was reset first, the
+   * connection failed), nor by a transport that cannot tell (node:http2's).
+   */
+  reply(chunks: readonly Buffer[], written?: () => void): void;
   /**
    * As `reply`, once `until` settles (its execution's end; decision 0023): the answer's bytes are
    * ready before, written then. If `until` rejects, the call ends with that error instead; a call
    * cancelled meanwhile sends nothing more.
    */
-  replyAfter(chunks: readonly Buffer[], until: Promise<void>): void;
+  replyAfter(chunks: readonly Buffer[], until: Promise<void>, written?: () => void): void;
   /** Ends the call with `code` (0: OK). */
   finish(code: number, message: string): void;
   /** The request's bytes as they arrive (`listener` is set once, before any arrive). */
@@ -51,6 +57,11 @@ export interface GrpcServerCall {
 export interface H2ServeContext {
   readonly state: ServerState;
   readonly routes: ReadonlyMap<string, UnaryRoute>;
+  /**
+   * Memory for large ModelInfer requests, taken back once their answer is written (only a
+   * transport whose `reply` reports that: the lean one).
+   */
+  readonly requestMemory?: RequestMemoryPool;
 }
 
 const noop = () => {};
@@ -139,7 +150,7 @@ class H2Call implements GrpcServerCall {
     this.#stream.write(framed);
   }
 
-  /** The one response of a unary call (its chunks, in order), then status OK. */
+  /** The one response of a unary call (its chunks, in order), then status OK; `written` is not called. */
   reply(chunks: readonly Buffer[]): void {
     if (this.#done || this.#stream.destroyed) return;
     this.#done = true;
@@ -239,7 +250,9 @@ export function serveGrpcCall(
     call.drain();
     return;
   }
-  serveUnary(context.state, route, headers, call, encoding);
+  // Only ModelInfer's memory is recycled: other requests' decoded bytes may be kept (a model's files).
+  const memory = route.key === 'modelInfer' ? context.requestMemory : undefined;
+  serveUnary(context.state, route, headers, call, encoding, memory);
 }
 
 type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -261,13 +274,18 @@ function serveUnary(
   headers: RequestHeaders,
   call: GrpcServerCall,
   encoding: string,
+  memory: RequestMemoryPool | undefined,
 ): void {
   let message: RawMessage | undefined;
   let count = 0;
-  const reader = new GrpcMessageReader(MAX_MESSAGE_BYTES, (received) => {
-    message = received;
-    count += 1;
-  });
+  const reader = new GrpcMessageReader(
+    MAX_MESSAGE_BYTES,
+    (received) => {
+      message = received;
+      count += 1;
+    },
+    memory?.allocate,
+  );
   call.onData((chunk: Buffer) => {
     if (call.done) return;
     try {
@@ -286,7 +304,7 @@ function serveUnary(
       call.finish(status.UNIMPLEMENTED, `Received no request message for unary method ${route.path}`);
       return;
     }
-    void runUnary(state, route, headers, call, message, encoding);
+    void runUnary(state, route, headers, call, message, encoding, memory);
   });
 }
 
@@ -297,6 +315,7 @@ async function runUnary(
   call: GrpcServerCall,
   message: RawMessage,
   encoding: string,
+  memory: RequestMemoryPool | undefined,
 ): Promise<void> {
   let request: unknown;
   try {
@@ -326,9 +345,16 @@ async function runUnary(
     call.finish(status.INTERNAL, 'Error serializing response');
     return;
   }
+  // Once the answer is in the kernel, the execution is over (the answer waits for it) and nothing
+  // refers to the request's memory: the decoded inputs and an output that passed one through
+  // (identity's) are done with. An answer that does not go out leaves it to the garbage collector.
+  const written =
+    memory === undefined || message.bytes.byteLength < MIN_POOLED_BYTES
+      ? undefined
+      : () => memory.release(message.bytes);
   const until = run.heldUntil();
-  if (until === undefined) call.reply(framed);
-  else call.replyAfter(framed, until);
+  if (until === undefined) call.reply(framed, written);
+  else call.replyAfter(framed, until, written);
 }
 
 function serveStreamInfer(

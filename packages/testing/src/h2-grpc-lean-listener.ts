@@ -4,6 +4,7 @@ import { type GrpcListenerOptions, SocketGrpcListener, serverTlsOptions } from '
 import type { H2ServeContext } from './h2-grpc-call.js';
 import { LeanSession } from './h2-grpc-lean-session.js';
 import { MAX_CONCURRENT_STREAMS, SESSION_WINDOW, STREAM_WINDOW } from './h2-grpc-listener.js';
+import { RequestMemoryPool } from './request-memory-pool.js';
 import { unaryRoutes } from './rpc-routes.js';
 
 /** Our SETTINGS_MAX_FRAME_SIZE: core's frame reader's bound (1 MiB). */
@@ -22,7 +23,11 @@ export class LeanGrpcListener extends SocketGrpcListener<LeanSession> {
   constructor(options: GrpcListenerOptions) {
     super();
     this.#options = options;
-    this.#context = { state: options.state, routes: unaryRoutes(options.handlers) };
+    this.#context = {
+      state: options.state,
+      routes: unaryRoutes(options.handlers),
+      requestMemory: new RequestMemoryPool(),
+    };
   }
 
   async listen(host: string, port: number): Promise<number> {
@@ -52,6 +57,11 @@ export class LeanGrpcListener extends SocketGrpcListener<LeanSession> {
       server.on('tlsClientError', () => {});
     }
     return this.bind(server, host, port);
+  }
+
+  /** Memory for large ModelInfer requests, recycled across this listener's connections. */
+  get requestMemory(): RequestMemoryPool {
+    return this.#context.requestMemory as RequestMemoryPool;
   }
 
   protected goAway(session: LeanSession): void {

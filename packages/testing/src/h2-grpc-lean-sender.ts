@@ -69,7 +69,7 @@ export class LeanSender {
     this.#over = true;
   }
 
-  write(buffer: Buffer, flushed?: () => void): void {
+  write(buffer: Buffer, flushed?: (error?: Error | null) => void): void {
     if (this.#over || this.#socket.destroyed) return;
     if (this.#socket.writableLength > MAX_UNWRITTEN_BYTES) {
       // The client does not read what it asks for.
@@ -107,18 +107,22 @@ export class LeanSender {
     this.write(frame32(FRAME_RST_STREAM, id, code));
   }
 
-  /** A header block as HEADERS (and CONTINUATION when over the peer's frame size). */
-  headers(id: number, block: Buffer, endStream: boolean): void {
+  /**
+   * A header block as HEADERS (and CONTINUATION when over the peer's frame size); `flushed` once its
+   * last frame, and so everything written before it, reached the kernel.
+   */
+  headers(id: number, block: Buffer, endStream: boolean, flushed?: (error?: Error | null) => void): void {
     const max = this.peerMaxFrame;
     const endFlag = endStream ? FLAG_END_STREAM : 0;
     if (block.byteLength <= max) {
-      this.write(frame(FRAME_HEADERS, FLAG_END_HEADERS | endFlag, id, block));
+      this.write(frame(FRAME_HEADERS, FLAG_END_HEADERS | endFlag, id, block), flushed);
       return;
     }
     this.write(frame(FRAME_HEADERS, endFlag, id, block.subarray(0, max)));
     for (let at = max; at < block.byteLength; at += max) {
       const last = at + max >= block.byteLength;
-      this.write(frame(FRAME_CONTINUATION, last ? FLAG_END_HEADERS : 0, id, block.subarray(at, at + max)));
+      const next = frame(FRAME_CONTINUATION, last ? FLAG_END_HEADERS : 0, id, block.subarray(at, at + max));
+      this.write(next, last ? flushed : undefined);
     }
   }
 
@@ -126,7 +130,7 @@ export class LeanSender {
    * Writes a prepared answer for `stream` and flushes it at once; false (nothing written) if the
    * send windows no longer hold it, the peer's frame size changed or the stream has frames waiting.
    */
-  writePrepared(stream: LeanStream, prepared: PreparedReply): boolean {
+  writePrepared(stream: LeanStream, prepared: PreparedReply, written?: () => void): boolean {
     if (
       stream.closed ||
       stream.pending.length > 0 ||
@@ -139,7 +143,10 @@ export class LeanSender {
     }
     this.#sendWindow -= prepared.bytes;
     stream.sendWindow -= prepared.bytes;
-    for (const buffer of prepared.frames) this.write(buffer);
+    const frames = prepared.frames;
+    const last = frames.length - 1;
+    for (let i = 0; i < last; i++) this.write(frames[i] as Buffer);
+    this.write(frames[last] as Buffer, written === undefined ? undefined : writtenCallback(written));
     stream.closed = true;
     if (!stream.requestEnded && !stream.endsWithHeaders) this.rst(stream.id, NO_ERROR);
     // The answer is the end's work: it leaves now, not after the rest of this turn's microtasks.
@@ -171,7 +178,9 @@ export class LeanSender {
     const trailers = stream.pendingTrailers;
     if (trailers === undefined) return;
     stream.pendingTrailers = undefined;
-    this.headers(stream.id, trailers, true);
+    const written = stream.written;
+    stream.written = undefined;
+    this.headers(stream.id, trailers, true, written === undefined ? undefined : writtenCallback(written));
     stream.closed = true;
     // A complete answer before the request's end: the client may stop sending (RFC 9113, 8.1).
     if (!stream.requestEnded && !stream.endsWithHeaders) this.rst(stream.id, NO_ERROR);
@@ -207,4 +216,11 @@ export class LeanSender {
   dropAll(): void {
     this.#blocked.clear();
   }
+}
+
+/** A socket write's callback that calls `written` only when the write succeeded. */
+function writtenCallback(written: () => void): (error?: Error | null) => void {
+  return (error) => {
+    if (error === undefined || error === null) written();
+  };
 }

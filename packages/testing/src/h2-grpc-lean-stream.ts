@@ -25,6 +25,8 @@ export class LeanStream implements GrpcServerCall {
   /** Frames waiting for the send window: response chunks, then the final header block. */
   pending: Buffer[] = [];
   pendingTrailers: Buffer | undefined;
+  /** Called once the answer's last frame reaches the kernel (`reply`'s `written`). */
+  written: (() => void) | undefined;
   /** Our side is over: END_STREAM sent or the stream reset. */
   closed = false;
   #headersSent = false;
@@ -63,9 +65,10 @@ export class LeanStream implements GrpcServerCall {
     this.#sender.pump(this);
   }
 
-  reply(chunks: readonly Buffer[]): void {
+  reply(chunks: readonly Buffer[], written?: () => void): void {
     if (this.#done || this.closed) return;
     this.#end();
+    this.written = written;
     if (!this.#headersSent) {
       this.#headersSent = true;
       this.#sender.headers(this.id, RESPONSE_BLOCK, false);
@@ -75,7 +78,7 @@ export class LeanStream implements GrpcServerCall {
     this.#sender.pump(this);
   }
 
-  replyAfter(chunks: readonly Buffer[], until: Promise<void>): void {
+  replyAfter(chunks: readonly Buffer[], until: Promise<void>, written?: () => void): void {
     if (this.#done || this.closed) return;
     // The answer's frames (HEADERS, DATA, trailers) built now, while the execution runs; at its end
     // they are written as they are if the windows and frame size still allow, else as `reply`.
@@ -83,12 +86,12 @@ export class LeanStream implements GrpcServerCall {
     until.then(
       () => {
         if (this.#done || this.closed) return;
-        if (prepared !== undefined && this.#sender.writePrepared(this, prepared)) {
+        if (prepared !== undefined && this.#sender.writePrepared(this, prepared, written)) {
           this.#end();
           this.#headersSent = true;
           return;
         }
-        this.reply(chunks);
+        this.reply(chunks, written);
       },
       (error) => finishWithError(this, error),
     );
@@ -147,6 +150,8 @@ export class LeanStream implements GrpcServerCall {
     this.closed = true;
     this.pending = [];
     this.pendingTrailers = undefined;
+    // What was already handed to the socket may still be unwritten: the memory is not given back.
+    this.written = undefined;
     this.#onData = noop;
     this.#onEnd = noop;
     if (this.#done) return;

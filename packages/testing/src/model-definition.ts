@@ -29,10 +29,12 @@ export interface ExecuteInput {
   readonly datatype: DataType;
   readonly shape: readonly number[];
   /**
-   * The wire bytes, a view into the received message (no copy). An input bound to shared memory is
-   * a view of the server's copy of the region, as Triton's is a pointer into its mapping: the next
-   * request that reads those bytes rewrites it, so copy what must outlive this request (outputs
-   * that reuse it are copied into responses for you).
+   * The wire bytes, a view into the received message (no copy), valid during this request only:
+   * as Triton's input buffers, the memory of a large gRPC request (64 KiB or more, on the default
+   * `lean` transport) is used again for a later request once this one's answer is written. An
+   * input bound to shared memory is a view of the server's copy of the region, as Triton's is a
+   * pointer into its mapping: the next request that reads those bytes rewrites it. Copy what must
+   * outlive this request (outputs that reuse it are written before the memory is reused).
    */
   readonly raw: Uint8Array;
   readonly parameters: Parameters;

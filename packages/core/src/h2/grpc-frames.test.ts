@@ -117,6 +117,32 @@ describe('MessageReader for a server (compressed messages taken)', () => {
     odd[0] = 7;
     expect(() => reader.push(odd)).toThrow(/invalid gRPC message flag 7/);
   });
+
+  it('takes each message’s memory from `allocate`, its raw input still 8-byte aligned', () => {
+    const backings: Buffer[] = [];
+    // Memory at an odd offset of a larger block, as recycled memory may be: the reader must align.
+    const allocate = (bytes: number) => {
+      const backing = Buffer.alloc(bytes + 3).subarray(3);
+      backings.push(backing);
+      return backing;
+    };
+    const raw = new Uint8Array(4096).map((_, i) => i & 0xff);
+    const request = Buffer.concat([Buffer.from([0x0a, 0x01, 0x6d]), Buffer.from([0x3a, 0x80, 0x20]), raw]);
+    const received: Buffer[] = [];
+    const reader = new MessageReader(1 << 20, (message) => received.push(message), {
+      compressed: true,
+      alignField: 7,
+      allocate,
+    });
+    const bytes = framed([request, request]);
+    for (let at = 0; at < bytes.byteLength; at += 1000) reader.push(bytes.subarray(at, at + 1000));
+    expect(backings).toHaveLength(2);
+    expect(received.map((message) => message.buffer)).toEqual(backings.map((backing) => backing.buffer));
+    for (const message of received) {
+      expect(message.equals(request)).toBe(true);
+      expect((message.byteOffset + 6) % 8).toBe(0);
+    }
+  });
 });
 
 describe('assembleMessage', () => {

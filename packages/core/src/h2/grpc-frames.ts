@@ -64,12 +64,16 @@ export function messageMemory(
   available: number,
   length: number,
   alignField = RAW_OUTPUT_CONTENTS,
+  allocate: MessageAllocator = Buffer.allocUnsafe,
 ): Buffer {
   const rawOffset = firstRawOutputOffset(first, available, alignField);
-  const backing = Buffer.allocUnsafe(length + 8);
+  const backing = allocate(length + 8);
   const shift = rawOffset < 0 ? 0 : (8 - ((backing.byteOffset + rawOffset) % 8)) % 8;
   return backing.subarray(shift, shift + length);
 }
+
+/** Memory of at least `bytes` bytes (its contents undefined) for one message. */
+export type MessageAllocator = (bytes: number) => Buffer;
 
 /** Joins a message received in several DATA frames into one buffer, aligned as `messageMemory` says. */
 export function assembleMessage(parts: readonly Uint8Array[], length: number): Buffer {
@@ -106,6 +110,13 @@ export interface MessageReaderOptions {
   compressed?: boolean;
   /** The field whose first entry each message's memory aligns to 8 bytes. @default 6 (raw outputs) */
   alignField?: number;
+  /**
+   * Where each message's memory comes from. A server that knows when it is done with a request
+   * (the reference server, once its answer is written) hands out recycled memory here; a client,
+   * whose answers go to its caller, keeps the default.
+   * @default Buffer.allocUnsafe (memory of its own per message)
+   */
+  allocate?: MessageAllocator;
 }
 
 /**
@@ -121,6 +132,7 @@ export class MessageReader {
   readonly #maxBytes: number;
   readonly #acceptCompressed: boolean;
   readonly #alignField: number;
+  readonly #allocate: MessageAllocator;
   /** A prefix cut between chunks is gathered here (made only then: most calls never need it). */
   #header: Buffer | undefined;
   #headerFilled = 0;
@@ -139,6 +151,7 @@ export class MessageReader {
     this.#onMessage = onMessage;
     this.#acceptCompressed = options.compressed === true;
     this.#alignField = options.alignField ?? RAW_OUTPUT_CONTENTS;
+    this.#allocate = options.allocate ?? Buffer.allocUnsafe;
   }
 
   /** True between a message's first byte and its last. */
@@ -175,7 +188,7 @@ export class MessageReader {
       }
       const take = Math.min(this.#length - this.#received, size - offset);
       const piece = chunk.subarray(offset, offset + take);
-      this.#message ??= messageMemory(piece, take, this.#length, this.#alignField);
+      this.#message ??= messageMemory(piece, take, this.#length, this.#alignField, this.#allocate);
       this.#message.set(piece, this.#received);
       this.#received += take;
       offset += take;

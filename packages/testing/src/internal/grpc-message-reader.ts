@@ -1,4 +1,9 @@
-import { FrameError, MessageReader, RAW_INPUT_CONTENTS } from '@infergate/core/internal/grpc-frames';
+import {
+  FrameError,
+  type MessageAllocator,
+  MessageReader,
+  RAW_INPUT_CONTENTS,
+} from '@infergate/core/internal/grpc-frames';
 
 /** A length-prefixed gRPC message: its compressed flag and its bytes (memory of its own). */
 export interface RawMessage {
@@ -25,10 +30,12 @@ export class FramingError extends Error {
 export class GrpcMessageReader {
   readonly #reader: MessageReader;
 
-  constructor(maxBytes: number, onMessage: (message: RawMessage) => void) {
+  /** `allocate`: where each message's memory comes from (its own allocation by default). */
+  constructor(maxBytes: number, onMessage: (message: RawMessage) => void, allocate?: MessageAllocator) {
     this.#reader = new MessageReader(maxBytes, (bytes, compressed) => onMessage({ compressed, bytes }), {
       compressed: true,
       alignField: RAW_INPUT_CONTENTS,
+      ...(allocate === undefined ? {} : { allocate }),
     });
   }
 
