@@ -16,6 +16,14 @@ import type { BudgetLimitEvent } from './cost-events.js';
 import type { CostMetrics } from './cost-metrics.js';
 import { abortable, throwIfAborted } from './internal/abortable.js';
 import { formatUsd } from './internal/format-usd.js';
+import { TupleMap } from './internal/tuple-map.js';
+import {
+  type HeldReservation,
+  MemoryBudgetStore,
+  releaseHeld,
+  reserveHeld,
+  settleHeld,
+} from './memory-budget-store.js';
 
 /** Budget held for one call between `reserve` and `settle`/`release`. */
 export interface Reservation {
@@ -44,6 +52,14 @@ interface Applied {
   start: number;
 }
 
+/** The budgets that apply to one attribution, while `now` is in [from, until): every line's bucket. */
+interface Applying {
+  applied: Applied[];
+  lines: LedgerLine[];
+  from: number;
+  until: number;
+}
+
 export interface LedgerHooks {
   softLimit(event: BudgetLimitEvent): void;
   exceeded(event: BudgetLimitEvent): void;
@@ -62,9 +78,9 @@ const finishedForeign = new WeakSet<Reservation>();
 class LedgerReservation implements Reservation {
   #finished = false;
   /** The lines reserve held, reused by settle while `now` stays in every line's current bucket. */
-  #lines: LedgerLine[] | undefined;
-  #linesFrom = 0;
-  #linesUntil = 0;
+  #applying: Applying | undefined;
+  /** The in-memory store's record of the hold, handed back at settle instead of a lookup by id. */
+  #held: HeldReservation | undefined;
   constructor(
     readonly id: string,
     readonly estimateUsd: number,
@@ -74,26 +90,23 @@ class LedgerReservation implements Reservation {
     readonly expiresAt: number,
   ) {}
 
-  static keepLines(reservation: Reservation, applied: readonly Applied[], lines: LedgerLine[]): void {
+  static keep(reservation: Reservation, applying: Applying, held: HeldReservation | undefined): void {
     if (!(reservation instanceof LedgerReservation)) return;
-    let from = Number.NEGATIVE_INFINITY;
-    let until = Number.POSITIVE_INFINITY;
-    for (const item of applied) {
-      if (item.line.current > from) from = item.line.current;
-      if (item.resetAt < until) until = item.resetAt;
-    }
-    reservation.#lines = lines;
-    reservation.#linesFrom = from;
-    reservation.#linesUntil = until;
+    reservation.#applying = applying;
+    reservation.#held = held;
   }
 
-  /** The kept lines when they are still the ones `#apply` would give at `now` (same test as its cache). */
+  /** The kept lines when they are still the ones `#lines` would give at `now`. */
   static linesAt(reservation: Reservation, now: number): LedgerLine[] | undefined {
     if (!(reservation instanceof LedgerReservation)) return undefined;
-    const lines = reservation.#lines;
-    return lines !== undefined && now >= reservation.#linesFrom && now < reservation.#linesUntil
-      ? lines
+    const applying = reservation.#applying;
+    return applying !== undefined && now >= applying.from && now < applying.until
+      ? applying.lines
       : undefined;
+  }
+
+  static held(reservation: Reservation): HeldReservation | undefined {
+    return reservation instanceof LedgerReservation ? reservation.#held : undefined;
   }
 
   /** Marks the reservation finished; false when it already was (settle and release are idempotent). */
@@ -119,7 +132,10 @@ export class BudgetLedger {
   readonly #metrics: CostMetrics | undefined;
   /** "<line>@<window start>" already reported as past its soft limit by this process. */
   readonly #softReported = new Set<string>();
-  readonly #lineCache = new Map<Budget, Map<string, Applied>>();
+  /** Per attribution (tenant, key, model): rebuilt only when a window moves on. */
+  readonly #applying = new TupleMap<Applying>(10_000);
+  /** The default store, called through its record-keeping entry points (no promise, no id lookup). */
+  readonly #memory: MemoryBudgetStore | undefined;
 
   constructor(options: {
     store: BudgetStore;
@@ -135,6 +151,7 @@ export class BudgetLedger {
     this.#ttlMs = options.ttlMs;
     this.#hooks = options.hooks;
     this.#metrics = options.metrics;
+    this.#memory = options.store instanceof MemoryBudgetStore ? options.store : undefined;
   }
 
   get budgets(): readonly Budget[] {
@@ -157,49 +174,44 @@ export class BudgetLedger {
     }
     const now = this.#clock();
     const reservation = this.detached(request, now);
-    const applied = this.#apply(request.attribution, now);
+    const applying = this.#lines(request.attribution, now);
+    const applied = applying.applied;
     if (applied.length === 0) return reservation;
     const amountNano = toNanoCeil(request.estimateUsd);
     const signal = request.signal;
     throwIfAborted(signal);
     // One object literal of a fixed shape (signal may be undefined): a conditional spread here
     // built two objects per call and gave the store two shapes to handle.
-    const lines = linesOf(applied);
-    LedgerReservation.keepLines(reservation, applied, lines);
-    const pending = this.#store.reserve({
+    const storeRequest = {
       id: reservation.id,
       amountNano,
-      lines,
+      lines: applying.lines,
       now,
       expiresAt: reservation.expiresAt,
       signal,
-    });
-    // A synchronous store (the in-memory default) answers in this turn: no race, no closure.
-    // A promise is also raced here, so a store that ignores the signal cannot hold the caller
-    // past its deadline.
-    const result: ReserveResult =
-      pending instanceof Promise
-        ? await raceReserve(pending, signal, () => this.#store.release(reservation.id, this.#clock()))
-        : pending;
-    if (!result.ok) {
-      const failed = applied[result.failedLine] as Applied;
-      const event = this.#event(failed, result.lines[result.failedLine], request, failed.budget.hardLimitUsd);
-      this.#hooks.exceeded(event);
-      throw new InfergateError(
-        ErrorCode.BudgetExceeded,
-        `budget "${failed.budget.id}" (${failed.line.key}) would pass its limit of ${formatUsd(event.limitUsd)}: spent ${formatUsd(event.spentUsd)}, reserved ${formatUsd(event.reservedUsd)}, this call ${formatUsd(event.estimateUsd)}`,
-        {
-          retryable: false,
-          retryAfterMs: Math.max(0, failed.resetAt - now),
-          ...(request.attribution.model === undefined ? {} : { model: request.attribution.model }),
-          details: { ...event },
-        },
-      );
+    };
+    let states: LineState[];
+    if (this.#memory !== undefined) {
+      const outcome = reserveHeld(this.#memory, storeRequest);
+      if ('ok' in outcome) this.#reject(applied, outcome, request, now);
+      LedgerReservation.keep(reservation, applying, outcome);
+      states = outcome.states;
+    } else {
+      LedgerReservation.keep(reservation, applying, undefined);
+      const pending = this.#store.reserve(storeRequest);
+      // A promise is raced here, so a store that ignores the signal cannot hold the caller past
+      // its deadline; a store that answers synchronously needs no race and no closure.
+      const result =
+        pending instanceof Promise
+          ? await raceReserve(pending, signal, () => this.#store.release(reservation.id, this.#clock()))
+          : pending;
+      if (!result.ok) this.#reject(applied, result, request, now);
+      states = result.lines;
     }
     for (let i = 0; i < applied.length; i++) {
       const item = applied[i] as Applied;
       const soft = item.budget.softLimitUsd;
-      const state = result.lines[i] as LineState;
+      const state = states[i] as LineState;
       if (soft === undefined || state.spentNano + state.reservedNano + amountNano <= soft * NANO_PER_USD)
         continue;
       const memo = `${item.line.key}@${item.start}`;
@@ -215,7 +227,7 @@ export class BudgetLedger {
         const item = applied[i] as Applied;
         const limit = item.budget.hardLimitUsd;
         if (limit === undefined) continue;
-        const state = result.lines[i] as LineState;
+        const state = states[i] as LineState;
         metrics.room(
           item.budget.id,
           item.line.key,
@@ -265,17 +277,22 @@ export class BudgetLedger {
       outputTokens: details.outputTokens,
       reservationId: reservation.id,
     };
-    const pending = this.#store.settle({
+    const storeRequest = {
       id: reservation.id,
       actualNano: costUsd === null ? null : toNano(costUsd),
-      lines:
-        LedgerReservation.linesAt(reservation, now) ?? linesOf(this.#apply(reservation.attribution, now)),
+      lines: LedgerReservation.linesAt(reservation, now) ?? this.#lines(reservation.attribution, now).lines,
       now,
       entry,
       signal,
-    });
-    this.#metrics?.finished(reservation);
-    if (pending instanceof Promise) await abortable(pending, signal);
+    };
+    if (this.#memory !== undefined) {
+      settleHeld(this.#memory, LedgerReservation.held(reservation), storeRequest);
+      this.#metrics?.finished(reservation);
+    } else {
+      const pending = this.#store.settle(storeRequest);
+      this.#metrics?.finished(reservation);
+      if (pending instanceof Promise) await abortable(pending, signal);
+    }
     this.#hooks.settled(entry);
     return entry;
   }
@@ -283,6 +300,10 @@ export class BudgetLedger {
   async release(reservation: Reservation): Promise<void> {
     if (!LedgerReservation.finish(reservation)) return;
     this.#metrics?.finished(reservation);
+    if (this.#memory !== undefined) {
+      releaseHeld(this.#memory, LedgerReservation.held(reservation), reservation.id, this.#clock());
+      return;
+    }
     const pending = this.#store.release(reservation.id, this.#clock());
     if (pending instanceof Promise) await pending;
   }
@@ -313,40 +334,60 @@ export class BudgetLedger {
     };
   }
 
-  // Hot path (every call, twice): lines are cached per budget and attribution and rebuilt only
-  // when the window moves on, so a steady stream of calls allocates almost nothing here.
-  #apply(attribution: Attribution, now: number): Applied[] {
+  // Hot path (every call): the budgets that apply to an attribution are kept per attribution,
+  // found by its parts (no key string built per call), and rebuilt only when a window moves on,
+  // so a steady stream of calls allocates nothing here.
+  #lines(attribution: Attribution, now: number): Applying {
+    const known = this.#applying.get(attribution.tenant, attribution.key, attribution.model, undefined);
+    if (known !== undefined && now >= known.from && now < known.until) return known;
     const applied: Applied[] = [];
-    const id = `${attribution.tenant ?? ''}\u0001${attribution.key ?? ''}\u0001${attribution.model ?? ''}`;
+    let from = Number.NEGATIVE_INFINITY;
+    let until = Number.POSITIVE_INFINITY;
     for (const budget of this.#budgets) {
       if (!budgetApplies(budget, attribution)) continue;
-      let cache = this.#lineCache.get(budget);
-      if (!cache) {
-        cache = new Map();
-        this.#lineCache.set(budget, cache);
-      }
-      let item = cache.get(id);
-      if (!item || now < item.line.current || now >= item.resetAt) {
-        const span = windowAt(budget, now);
-        item = {
-          budget,
-          resetAt: span.resetAt,
-          start: span.start,
-          line: {
-            key: item?.line.key ?? lineKey(budget, attribution),
-            buckets: span.buckets,
-            current: span.current,
-            expireAt: span.expireAt,
-            limitNano:
-              budget.hardLimitUsd === undefined ? undefined : Math.floor(budget.hardLimitUsd * NANO_PER_USD),
-          },
-        };
-        if (cache.size >= 10_000) cache.clear();
-        cache.set(id, item);
-      }
+      const span = windowAt(budget, now);
+      const item: Applied = {
+        budget,
+        resetAt: span.resetAt,
+        start: span.start,
+        line: {
+          key: known?.applied.find((old) => old.budget === budget)?.line.key ?? lineKey(budget, attribution),
+          buckets: span.buckets,
+          current: span.current,
+          expireAt: span.expireAt,
+          limitNano:
+            budget.hardLimitUsd === undefined ? undefined : Math.floor(budget.hardLimitUsd * NANO_PER_USD),
+        },
+      };
+      if (span.current > from) from = span.current;
+      if (span.resetAt < until) until = span.resetAt;
       applied.push(item);
     }
-    return applied;
+    const applying: Applying = { applied, lines: applied.map((item) => item.line), from, until };
+    this.#applying.set(attribution.tenant, attribution.key, attribution.model, undefined, applying);
+    return applying;
+  }
+
+  /** Reports the line that refused the amount and throws BUDGET_EXCEEDED. */
+  #reject(
+    applied: readonly Applied[],
+    result: Extract<ReserveResult, { ok: false }>,
+    request: { attribution: Attribution; estimateUsd: number },
+    now: number,
+  ): never {
+    const failed = applied[result.failedLine] as Applied;
+    const event = this.#event(failed, result.lines[result.failedLine], request, failed.budget.hardLimitUsd);
+    this.#hooks.exceeded(event);
+    throw new InfergateError(
+      ErrorCode.BudgetExceeded,
+      `budget "${failed.budget.id}" (${failed.line.key}) would pass its limit of ${formatUsd(event.limitUsd)}: spent ${formatUsd(event.spentUsd)}, reserved ${formatUsd(event.reservedUsd)}, this call ${formatUsd(event.estimateUsd)}`,
+      {
+        retryable: false,
+        retryAfterMs: Math.max(0, failed.resetAt - now),
+        ...(request.attribution.model === undefined ? {} : { model: request.attribution.model }),
+        details: { ...event },
+      },
+    );
   }
 
   #event(
@@ -367,12 +408,6 @@ export class BudgetLedger {
       resetAt: item.resetAt,
     };
   }
-}
-
-function linesOf(applied: readonly Applied[]): LedgerLine[] {
-  const lines: LedgerLine[] = new Array(applied.length);
-  for (let i = 0; i < applied.length; i++) lines[i] = (applied[i] as Applied).line;
-  return lines;
 }
 
 /** Waits for an asynchronous store's reserve until the signal aborts; a hold that lands late is released. */
