@@ -15,6 +15,7 @@ import {
   utcDay,
 } from './budget-store.js';
 import { throwIfAborted } from './internal/abortable.js';
+import { SpendLog } from './internal/spend-log.js';
 import { TupleMap } from './internal/tuple-map.js';
 
 interface Line {
@@ -93,10 +94,8 @@ export class MemoryBudgetStore implements BudgetStore {
   #indexAll = false;
   readonly #daily = new Map<string, Map<string, DailyTotals>>();
   readonly #groups = new TupleMap<Group>(10_000);
-  readonly #log: SpendEntry[] = [];
-  readonly #logSize: number;
+  readonly #log: SpendLog;
   #nextExpiry = Number.POSITIVE_INFINITY;
-  #logStart = 0;
   #dayNumber = Number.NaN;
   #day = '';
 
@@ -111,7 +110,7 @@ export class MemoryBudgetStore implements BudgetStore {
 
   constructor(options: MemoryBudgetStoreOptions = {}) {
     parseOptions(memoryOptionsSchema, options, 'memory budget store options');
-    this.#logSize = options.logSize ?? 10_000;
+    this.#log = new SpendLog(options.logSize ?? 10_000);
   }
 
   reserve(request: ReserveRequest): ReserveResult {
@@ -157,7 +156,7 @@ export class MemoryBudgetStore implements BudgetStore {
 
   /** The latest settled entries, oldest first (at most `logSize`). */
   entries(): SpendEntry[] {
-    return [...this.#log.slice(this.#logStart), ...this.#log.slice(0, this.#logStart)];
+    return this.#log.entries();
   }
 
   /** Reservations currently held (for tests and diagnostics). */
@@ -231,12 +230,7 @@ export class MemoryBudgetStore implements BudgetStore {
   }
 
   #record(entry: SpendEntry, nano: number | null): void {
-    // A ring: once full, the oldest entry is overwritten (no O(n) shifting on the hot path).
-    if (this.#log.length < this.#logSize) this.#log.push(entry);
-    else {
-      this.#log[this.#logStart] = entry;
-      this.#logStart = (this.#logStart + 1) % this.#logSize;
-    }
+    this.#log.push(entry);
     const dayNumber = Math.floor(entry.at / 86_400_000);
     if (dayNumber !== this.#dayNumber) {
       this.#dayNumber = dayNumber;
