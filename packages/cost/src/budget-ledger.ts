@@ -6,6 +6,7 @@ import {
   type LedgerLine,
   type LineState,
   NANO_PER_USD,
+  type ReserveRequest,
   type ReserveResult,
   type SpendEntry,
   toNano,
@@ -60,13 +61,22 @@ interface Applying {
   until: number;
 }
 
+/** What a reserve asks for, besides the attribution. */
+export interface ReserveInput {
+  provider?: string | undefined;
+  estimateUsd: number;
+  ttlMs?: number | undefined;
+  /** Stops the wait for the store (CANCELLED / DEADLINE_EXCEEDED); a late hold is released. */
+  signal?: AbortSignal | undefined;
+}
+
 export interface LedgerHooks {
   softLimit(event: BudgetLimitEvent): void;
   exceeded(event: BudgetLimitEvent): void;
   settled(entry: SpendEntry): void;
 }
 
-const processId = randomUUID().slice(0, 8);
+const idPrefix = `${randomUUID().slice(0, 8)}-`;
 let sequence = 0;
 /** Reservations made elsewhere (not by `detached`) that were settled or released. */
 const finishedForeign = new WeakSet<Reservation>();
@@ -158,56 +168,75 @@ export class BudgetLedger {
     return this.#budgets;
   }
 
-  async reserve(request: {
-    attribution: Attribution;
-    provider?: string | undefined;
-    estimateUsd: number;
-    ttlMs?: number | undefined;
-    /** Stops the wait for the store (CANCELLED / DEADLINE_EXCEEDED); a late hold is released. */
-    signal?: AbortSignal | undefined;
-  }): Promise<Reservation> {
-    if (!(request.estimateUsd >= 0)) {
-      throw new InfergateError(
-        ErrorCode.InvalidArgument,
-        `estimateUsd must be a number ≥ 0, got ${request.estimateUsd}`,
-      );
-    }
-    const now = this.#clock();
-    const reservation = this.detached(request, now);
-    const applying = this.#lines(request.attribution, now);
-    const applied = applying.applied;
-    if (applied.length === 0) return reservation;
-    const amountNano = toNanoCeil(request.estimateUsd);
-    const signal = request.signal;
-    throwIfAborted(signal);
-    // One object literal of a fixed shape (signal may be undefined): a conditional spread here
-    // built two objects per call and gave the store two shapes to handle.
-    const storeRequest = {
-      id: reservation.id,
-      amountNano,
-      lines: applying.lines,
-      now,
-      expiresAt: reservation.expiresAt,
-      signal,
-    };
-    let states: LineState[];
-    if (this.#memory !== undefined) {
+  /**
+   * Holds the estimate on every line that applies, or rejects with BUDGET_EXCEEDED. Not an async
+   * function: with the in-memory store nothing is awaited, and an async function's frame (its
+   * promise and a copy of every local) was a third of what a reserve allocated. Errors still come
+   * back as rejections.
+   */
+  reserve(attribution: Attribution, request: ReserveInput): Promise<Reservation> {
+    try {
+      if (!(request.estimateUsd >= 0)) {
+        throw new InfergateError(
+          ErrorCode.InvalidArgument,
+          `estimateUsd must be a number ≥ 0, got ${request.estimateUsd}`,
+        );
+      }
+      const now = this.#clock();
+      const reservation = this.detached(attribution, request, now);
+      const applying = this.#lines(attribution, now);
+      const applied = applying.applied;
+      if (applied.length === 0) return Promise.resolve(reservation);
+      const amountNano = toNanoCeil(request.estimateUsd);
+      const signal = request.signal;
+      throwIfAborted(signal);
+      // One object literal of a fixed shape (signal may be undefined): a conditional spread here
+      // built two objects per call and gave the store two shapes to handle.
+      const storeRequest = {
+        id: reservation.id,
+        amountNano,
+        lines: applying.lines,
+        now,
+        expiresAt: reservation.expiresAt,
+        signal,
+      };
+      if (this.#memory === undefined)
+        return this.#reserveIn(this.#store, reservation, applying, storeRequest);
       const outcome = reserveHeld(this.#memory, storeRequest);
-      if ('ok' in outcome) this.#reject(applied, outcome, request, now);
+      if ('ok' in outcome) this.#reject(applied, outcome, reservation, now);
       LedgerReservation.keep(reservation, applying, outcome);
-      states = outcome.states;
-    } else {
-      LedgerReservation.keep(reservation, applying, undefined);
-      const pending = this.#store.reserve(storeRequest);
-      // A promise is raced here, so a store that ignores the signal cannot hold the caller past
-      // its deadline; a store that answers synchronously needs no race and no closure.
-      const result =
-        pending instanceof Promise
-          ? await raceReserve(pending, signal, () => this.#store.release(reservation.id, this.#clock()))
-          : pending;
-      if (!result.ok) this.#reject(applied, result, request, now);
-      states = result.lines;
+      return Promise.resolve(this.#held(reservation, applied, outcome.states, amountNano));
+    } catch (error) {
+      return Promise.reject(error);
     }
+  }
+
+  /** Reserve in a store other than the in-memory one, which may answer with a promise. */
+  async #reserveIn(
+    store: BudgetStore,
+    reservation: Reservation,
+    applying: Applying,
+    storeRequest: ReserveRequest,
+  ): Promise<Reservation> {
+    LedgerReservation.keep(reservation, applying, undefined);
+    const pending = store.reserve(storeRequest);
+    // A promise is raced here, so a store that ignores the signal cannot hold the caller past
+    // its deadline; a store that answers synchronously needs no race and no closure.
+    const result =
+      pending instanceof Promise
+        ? await raceReserve(pending, storeRequest.signal, () => store.release(reservation.id, this.#clock()))
+        : pending;
+    if (!result.ok) this.#reject(applying.applied, result, reservation, storeRequest.now);
+    return this.#held(reservation, applying.applied, result.lines, storeRequest.amountNano);
+  }
+
+  /** A reservation the store accepted: soft limits passed and metrics, then the caller gets it. */
+  #held(
+    reservation: Reservation,
+    applied: readonly Applied[],
+    states: readonly LineState[],
+    amountNano: number,
+  ): Reservation {
     for (let i = 0; i < applied.length; i++) {
       const item = applied[i] as Applied;
       const soft = item.budget.softLimitUsd;
@@ -218,7 +247,7 @@ export class BudgetLedger {
       if (this.#softReported.has(memo)) continue;
       if (this.#softReported.size > 10_000) this.#softReported.clear();
       this.#softReported.add(memo);
-      this.#hooks.softLimit(this.#event(item, state, request, soft));
+      this.#hooks.softLimit(this.#event(item, state, reservation, soft));
     }
     const metrics = this.#metrics;
     if (metrics !== undefined) {
@@ -239,60 +268,65 @@ export class BudgetLedger {
   }
 
   /** A reservation that holds nothing: for spend recorded after the fact (never rejected). */
-  detached(
-    request: {
-      attribution: Attribution;
-      provider?: string | undefined;
-      estimateUsd: number;
-      ttlMs?: number | undefined;
-    },
-    now = this.#clock(),
-  ): Reservation {
+  detached(attribution: Attribution, request: ReserveInput, now = this.#clock()): Reservation {
     return new LedgerReservation(
-      `${processId}-${++sequence}`,
+      `${idPrefix}${++sequence}`,
       request.estimateUsd,
-      request.attribution,
+      attribution,
       request.provider,
       now,
       now + (request.ttlMs ?? this.#ttlMs),
     );
   }
 
-  async settle(
+  /** Records the spend and frees the hold (not an async function either; see reserve). */
+  settle(
     reservation: Reservation,
     details: SettleDetails,
     signal?: AbortSignal,
   ): Promise<SpendEntry | undefined> {
-    if (!LedgerReservation.finish(reservation)) return undefined;
-    const now = this.#clock();
-    const costUsd = details.costUsd === null ? null : Math.max(0, details.costUsd);
-    const entry: SpendEntry = {
-      at: now,
-      tenant: reservation.attribution.tenant,
-      key: reservation.attribution.key,
-      model: details.model ?? reservation.attribution.model,
-      provider: reservation.provider,
-      costUsd,
-      inputTokens: details.inputTokens,
-      outputTokens: details.outputTokens,
-      reservationId: reservation.id,
-    };
-    const storeRequest = {
-      id: reservation.id,
-      actualNano: costUsd === null ? null : toNano(costUsd),
-      lines: LedgerReservation.linesAt(reservation, now) ?? this.#lines(reservation.attribution, now).lines,
-      now,
-      entry,
-      signal,
-    };
-    if (this.#memory !== undefined) {
-      settleHeld(this.#memory, LedgerReservation.held(reservation), storeRequest);
+    try {
+      if (!LedgerReservation.finish(reservation)) return Promise.resolve(undefined);
+      const now = this.#clock();
+      const costUsd = details.costUsd === null ? null : Math.max(0, details.costUsd);
+      const entry: SpendEntry = {
+        at: now,
+        tenant: reservation.attribution.tenant,
+        key: reservation.attribution.key,
+        model: details.model ?? reservation.attribution.model,
+        provider: reservation.provider,
+        costUsd,
+        inputTokens: details.inputTokens,
+        outputTokens: details.outputTokens,
+        reservationId: reservation.id,
+      };
+      const storeRequest = {
+        id: reservation.id,
+        actualNano: costUsd === null ? null : toNano(costUsd),
+        lines: LedgerReservation.linesAt(reservation, now) ?? this.#lines(reservation.attribution, now).lines,
+        now,
+        entry,
+        signal,
+      };
+      if (this.#memory !== undefined)
+        settleHeld(this.#memory, LedgerReservation.held(reservation), storeRequest);
+      else {
+        const pending = this.#store.settle(storeRequest);
+        if (pending instanceof Promise) {
+          this.#metrics?.finished(reservation);
+          return this.#settled(abortable(pending, signal), entry);
+        }
+      }
       this.#metrics?.finished(reservation);
-    } else {
-      const pending = this.#store.settle(storeRequest);
-      this.#metrics?.finished(reservation);
-      if (pending instanceof Promise) await abortable(pending, signal);
+      this.#hooks.settled(entry);
+      return Promise.resolve(entry);
+    } catch (error) {
+      return Promise.reject(error);
     }
+  }
+
+  async #settled(pending: Promise<void> | void, entry: SpendEntry): Promise<SpendEntry> {
+    await pending;
     this.#hooks.settled(entry);
     return entry;
   }
@@ -372,11 +406,16 @@ export class BudgetLedger {
   #reject(
     applied: readonly Applied[],
     result: Extract<ReserveResult, { ok: false }>,
-    request: { attribution: Attribution; estimateUsd: number },
+    reservation: Reservation,
     now: number,
   ): never {
     const failed = applied[result.failedLine] as Applied;
-    const event = this.#event(failed, result.lines[result.failedLine], request, failed.budget.hardLimitUsd);
+    const event = this.#event(
+      failed,
+      result.lines[result.failedLine],
+      reservation,
+      failed.budget.hardLimitUsd,
+    );
     this.#hooks.exceeded(event);
     throw new InfergateError(
       ErrorCode.BudgetExceeded,
@@ -384,7 +423,7 @@ export class BudgetLedger {
       {
         retryable: false,
         retryAfterMs: Math.max(0, failed.resetAt - now),
-        ...(request.attribution.model === undefined ? {} : { model: request.attribution.model }),
+        ...(reservation.attribution.model === undefined ? {} : { model: reservation.attribution.model }),
         details: { ...event },
       },
     );
@@ -393,17 +432,17 @@ export class BudgetLedger {
   #event(
     item: Applied,
     state: LineState | undefined,
-    request: { attribution: Attribution; estimateUsd: number },
+    reservation: Reservation,
     limitUsd: number | undefined,
   ): BudgetLimitEvent {
     return {
       budgetId: item.budget.id,
       line: item.line.key,
-      attribution: request.attribution,
+      attribution: reservation.attribution,
       limitUsd: limitUsd ?? 0,
       spentUsd: (state?.spentNano ?? 0) / NANO_PER_USD,
       reservedUsd: (state?.reservedNano ?? 0) / NANO_PER_USD,
-      estimateUsd: request.estimateUsd,
+      estimateUsd: reservation.estimateUsd,
       windowStart: item.start,
       resetAt: item.resetAt,
     };
