@@ -15,14 +15,9 @@ import {
   utcDay,
 } from './budget-store.js';
 import { throwIfAborted } from './internal/abortable.js';
+import { SpendLine } from './internal/spend-line.js';
 import { SpendLog } from './internal/spend-log.js';
 import { TupleMap } from './internal/tuple-map.js';
-
-interface Line {
-  /** Bucket start → spent nano-USD. */
-  buckets: Map<number, number>;
-  reserved: number;
-}
 
 /**
  * A reservation the store holds. Held reservations form a list (for the expiry sweep); those that
@@ -84,7 +79,7 @@ export let releaseHeld: (store: MemoryBudgetStore, held: Held | undefined, id: s
  * completion on the event loop, which makes reserve's check-and-hold atomic.
  */
 export class MemoryBudgetStore implements BudgetStore {
-  readonly #lines = new Map<string, Line>();
+  readonly #lines = new Map<string, SpendLine>();
   readonly #byId = new Map<string, Held>();
   #first: Held | undefined;
   #last: Held | undefined;
@@ -201,13 +196,10 @@ export class MemoryBudgetStore implements BudgetStore {
     this.#drop(held !== undefined && held.store === this ? held : this.#find(request.id));
     if (request.actualNano !== null && request.actualNano > 0) {
       for (const ledgerLine of request.lines) {
-        const line = this.#line(ledgerLine.key);
-        const oldest = ledgerLine.buckets[0] as number;
-        if (!line.buckets.has(ledgerLine.current))
-          for (const start of line.buckets.keys()) if (start < oldest) line.buckets.delete(start);
-        line.buckets.set(
+        this.#line(ledgerLine.key).add(
           ledgerLine.current,
-          (line.buckets.get(ledgerLine.current) ?? 0) + request.actualNano,
+          ledgerLine.buckets[0] as number,
+          request.actualNano,
         );
       }
     }
@@ -269,10 +261,10 @@ export class MemoryBudgetStore implements BudgetStore {
     return totals;
   }
 
-  #line(key: string): Line {
+  #line(key: string): SpendLine {
     let line = this.#lines.get(key);
     if (!line) {
-      line = { buckets: new Map(), reserved: 0 };
+      line = new SpendLine();
       this.#lines.set(key, line);
     }
     return line;
@@ -281,9 +273,7 @@ export class MemoryBudgetStore implements BudgetStore {
   #state(ledgerLine: LedgerLine): LineState {
     const line = this.#lines.get(ledgerLine.key);
     if (!line) return { spentNano: 0, reservedNano: 0 };
-    let spent = 0;
-    for (const start of ledgerLine.buckets) spent += line.buckets.get(start) ?? 0;
-    return { spentNano: spent, reservedNano: line.reserved };
+    return { spentNano: line.spent(ledgerLine.buckets), reservedNano: line.reserved };
   }
 
   /** Frees what `held` holds and takes it off the list (nothing when it is no longer held). */
