@@ -1,9 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { ErrorCode, InfergateError } from '@infergate/core';
 import { type Attribution, type Budget, budgetApplies, lineKey } from './budget.js';
 import {
   type BudgetStore,
-  type LedgerLine,
   type LineState,
   NANO_PER_USD,
   type ReserveRequest,
@@ -18,13 +16,8 @@ import type { CostMetrics } from './cost-metrics.js';
 import { abortable, throwIfAborted } from './internal/abortable.js';
 import { formatUsd } from './internal/format-usd.js';
 import { TupleMap } from './internal/tuple-map.js';
-import {
-  type HeldReservation,
-  MemoryBudgetStore,
-  releaseHeld,
-  reserveHeld,
-  settleHeld,
-} from './memory-budget-store.js';
+import { type Applied, type Applying, LedgerReservation, nextReservationId } from './ledger-reservation.js';
+import { MemoryBudgetStore, releaseHeld, reserveHeld, settleHeld } from './memory-budget-store.js';
 
 /** Budget held for one call between `reserve` and `settle`/`release`. */
 export interface Reservation {
@@ -46,21 +39,6 @@ export interface SettleDetails {
   model?: string | undefined;
 }
 
-interface Applied {
-  budget: Budget;
-  line: LedgerLine;
-  resetAt: number;
-  start: number;
-}
-
-/** The budgets that apply to one attribution, while `now` is in [from, until): every line's bucket. */
-interface Applying {
-  applied: Applied[];
-  lines: LedgerLine[];
-  from: number;
-  until: number;
-}
-
 /** What a reserve asks for, besides the attribution. */
 export interface ReserveInput {
   provider?: string | undefined;
@@ -74,62 +52,6 @@ export interface LedgerHooks {
   softLimit(event: BudgetLimitEvent): void;
   exceeded(event: BudgetLimitEvent): void;
   settled(entry: SpendEntry): void;
-}
-
-const idPrefix = `${randomUUID().slice(0, 8)}-`;
-let sequence = 0;
-/** Reservations made elsewhere (not by `detached`) that were settled or released. */
-const finishedForeign = new WeakSet<Reservation>();
-
-/**
- * The ledger's own reservations carry their settled-or-released mark in a private field: a global
- * WeakSet entry per call made every reservation an ephemeron for the garbage collector to trace.
- */
-class LedgerReservation implements Reservation {
-  #finished = false;
-  /** The lines reserve held, reused by settle while `now` stays in every line's current bucket. */
-  #applying: Applying | undefined;
-  /** The in-memory store's record of the hold, handed back at settle instead of a lookup by id. */
-  #held: HeldReservation | undefined;
-  constructor(
-    readonly id: string,
-    readonly estimateUsd: number,
-    readonly attribution: Readonly<Attribution>,
-    readonly provider: string | undefined,
-    readonly createdAt: number,
-    readonly expiresAt: number,
-  ) {}
-
-  static keep(reservation: Reservation, applying: Applying, held: HeldReservation | undefined): void {
-    if (!(reservation instanceof LedgerReservation)) return;
-    reservation.#applying = applying;
-    reservation.#held = held;
-  }
-
-  /** The kept lines when they are still the ones `#lines` would give at `now`. */
-  static linesAt(reservation: Reservation, now: number): LedgerLine[] | undefined {
-    if (!(reservation instanceof LedgerReservation)) return undefined;
-    const applying = reservation.#applying;
-    return applying !== undefined && now >= applying.from && now < applying.until
-      ? applying.lines
-      : undefined;
-  }
-
-  static held(reservation: Reservation): HeldReservation | undefined {
-    return reservation instanceof LedgerReservation ? reservation.#held : undefined;
-  }
-
-  /** Marks the reservation finished; false when it already was (settle and release are idempotent). */
-  static finish(reservation: Reservation): boolean {
-    if (#finished in reservation) {
-      if (reservation.#finished) return false;
-      reservation.#finished = true;
-      return true;
-    }
-    if (finishedForeign.has(reservation)) return false;
-    finishedForeign.add(reservation);
-    return true;
-  }
 }
 
 /** The reservation protocol over a store: reserve → settle | release, with TTL expiry. */
@@ -270,7 +192,7 @@ export class BudgetLedger {
   /** A reservation that holds nothing: for spend recorded after the fact (never rejected). */
   detached(attribution: Attribution, request: ReserveInput, now = this.#clock()): Reservation {
     return new LedgerReservation(
-      `${idPrefix}${++sequence}`,
+      nextReservationId(),
       request.estimateUsd,
       attribution,
       request.provider,
