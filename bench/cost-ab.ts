@@ -5,6 +5,12 @@
 // git and biome), then:
 //   mkdir -p packages/cost/base-build && cp -r packages/cost/dist packages/cost/base-build/   (on the other build)
 //   node scripts/bootstrap.mjs --dist bench/cost-ab.ts --base packages/cost/base-build/dist [--calls 200000] [--reps 7]
+// When core changed too, give the other build its own core (its imports resolve there first):
+//   mkdir -p packages/cost/base-build/node_modules/@infergate/core
+//   cp -r packages/core/dist packages/core/package.json packages/cost/base-build/node_modules/@infergate/core/
+//   ln -s ../../../../../core/node_modules packages/cost/base-build/node_modules/@infergate/core/node_modules
+// Both arms share one heap: garbage the other arm leaves in the old generation is collected during
+// whichever arm runs, so a change in what survives shows less here than in separate processes.
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

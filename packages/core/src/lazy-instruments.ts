@@ -1,5 +1,17 @@
-import type { Meter, MeterProvider, ObservableResult } from '@opentelemetry/api';
+import type { Meter, MeterProvider, MetricsAPI, ObservableResult } from '@opentelemetry/api';
 import { loadOtel } from './internal/lazy-modules.js';
+
+// The API's metrics singleton and its no-op meter, taken once: reading them through the module's
+// exports on every call cost more than the provider look-up itself.
+let otelMetrics: { api: MetricsAPI; noopMeter: Meter } | undefined;
+
+function metricsApi(): { api: MetricsAPI; noopMeter: Meter } {
+  if (otelMetrics === undefined) {
+    const otel = loadOtel();
+    otelMetrics = { api: otel.metrics, noopMeter: otel.createNoopMeter() };
+  }
+  return otelMetrics;
+}
 
 /**
  * OpenTelemetry instruments that follow the registered MeterProvider, or `undefined` while none is
@@ -16,12 +28,13 @@ export function lazyInstruments<T>(
   let provider: MeterProvider | undefined;
   let instruments: T | undefined;
   return () => {
-    const { metrics, createNoopMeter } = loadOtel();
-    const current = metrics.getMeterProvider();
+    const { api, noopMeter } = metricsApi();
+    // Asked on every call (one global look-up): a provider registered later is used from then on.
+    const current = api.getMeterProvider();
     if (current !== provider) {
       provider = current;
       const meter = current.getMeter(scope, version);
-      instruments = meter === createNoopMeter() ? undefined : build(meter);
+      instruments = meter === noopMeter ? undefined : build(meter);
     }
     return instruments;
   };

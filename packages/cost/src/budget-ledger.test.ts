@@ -50,3 +50,25 @@ describe('BudgetLedger settle across a window boundary', () => {
     expect((await tracker.spend('daily', { tenant: 'acme' })).spentUsd).toBe(0);
   });
 });
+
+describe('BudgetLedger answers with promises', () => {
+  it('a bad estimate, a passed limit and a settle that fails come back as rejections, not throws', async () => {
+    const tracker = new CostTracker({ budgets });
+    let bad: Promise<unknown> | undefined;
+    expect(() => {
+      bad = tracker.reserve({ tenant: 'acme', estimateUsd: -1 });
+    }).not.toThrow();
+    await expect(bad).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    let over: Promise<unknown> | undefined;
+    expect(() => {
+      over = tracker.reserve({ tenant: 'acme', estimateUsd: 11 });
+    }).not.toThrow();
+    await expect(over).rejects.toMatchObject({ code: 'BUDGET_EXCEEDED', details: { estimateUsd: 11 } });
+    const reservation = await tracker.reserve({ tenant: 'acme', estimateUsd: 1 });
+    let failed: Promise<unknown> | undefined;
+    expect(() => {
+      failed = tracker.settle(reservation, null as never);
+    }).not.toThrow();
+    await expect(failed).rejects.toBeInstanceOf(TypeError);
+  });
+});

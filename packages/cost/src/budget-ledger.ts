@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { ErrorCode, InfergateError } from '@infergate/core';
 import { type Attribution, type Budget, budgetApplies, lineKey } from './budget.js';
 import {
   type BudgetStore,
-  type LedgerLine,
   type LineState,
   NANO_PER_USD,
+  type ReserveRequest,
   type ReserveResult,
   type SpendEntry,
   toNano,
@@ -16,6 +15,9 @@ import type { BudgetLimitEvent } from './cost-events.js';
 import type { CostMetrics } from './cost-metrics.js';
 import { abortable, throwIfAborted } from './internal/abortable.js';
 import { formatUsd } from './internal/format-usd.js';
+import { TupleMap } from './internal/tuple-map.js';
+import { type Applied, type Applying, LedgerReservation, nextReservationId } from './ledger-reservation.js';
+import { MemoryBudgetStore, releaseHeld, reserveHeld, settleHeld } from './memory-budget-store.js';
 
 /** Budget held for one call between `reserve` and `settle`/`release`. */
 export interface Reservation {
@@ -37,76 +39,19 @@ export interface SettleDetails {
   model?: string | undefined;
 }
 
-interface Applied {
-  budget: Budget;
-  line: LedgerLine;
-  resetAt: number;
-  start: number;
+/** What a reserve asks for, besides the attribution. */
+export interface ReserveInput {
+  provider?: string | undefined;
+  estimateUsd: number;
+  ttlMs?: number | undefined;
+  /** Stops the wait for the store (CANCELLED / DEADLINE_EXCEEDED); a late hold is released. */
+  signal?: AbortSignal | undefined;
 }
 
 export interface LedgerHooks {
   softLimit(event: BudgetLimitEvent): void;
   exceeded(event: BudgetLimitEvent): void;
   settled(entry: SpendEntry): void;
-}
-
-const processId = randomUUID().slice(0, 8);
-let sequence = 0;
-/** Reservations made elsewhere (not by `detached`) that were settled or released. */
-const finishedForeign = new WeakSet<Reservation>();
-
-/**
- * The ledger's own reservations carry their settled-or-released mark in a private field: a global
- * WeakSet entry per call made every reservation an ephemeron for the garbage collector to trace.
- */
-class LedgerReservation implements Reservation {
-  #finished = false;
-  /** The lines reserve held, reused by settle while `now` stays in every line's current bucket. */
-  #lines: LedgerLine[] | undefined;
-  #linesFrom = 0;
-  #linesUntil = 0;
-  constructor(
-    readonly id: string,
-    readonly estimateUsd: number,
-    readonly attribution: Readonly<Attribution>,
-    readonly provider: string | undefined,
-    readonly createdAt: number,
-    readonly expiresAt: number,
-  ) {}
-
-  static keepLines(reservation: Reservation, applied: readonly Applied[], lines: LedgerLine[]): void {
-    if (!(reservation instanceof LedgerReservation)) return;
-    let from = Number.NEGATIVE_INFINITY;
-    let until = Number.POSITIVE_INFINITY;
-    for (const item of applied) {
-      if (item.line.current > from) from = item.line.current;
-      if (item.resetAt < until) until = item.resetAt;
-    }
-    reservation.#lines = lines;
-    reservation.#linesFrom = from;
-    reservation.#linesUntil = until;
-  }
-
-  /** The kept lines when they are still the ones `#apply` would give at `now` (same test as its cache). */
-  static linesAt(reservation: Reservation, now: number): LedgerLine[] | undefined {
-    if (!(reservation instanceof LedgerReservation)) return undefined;
-    const lines = reservation.#lines;
-    return lines !== undefined && now >= reservation.#linesFrom && now < reservation.#linesUntil
-      ? lines
-      : undefined;
-  }
-
-  /** Marks the reservation finished; false when it already was (settle and release are idempotent). */
-  static finish(reservation: Reservation): boolean {
-    if (#finished in reservation) {
-      if (reservation.#finished) return false;
-      reservation.#finished = true;
-      return true;
-    }
-    if (finishedForeign.has(reservation)) return false;
-    finishedForeign.add(reservation);
-    return true;
-  }
 }
 
 /** The reservation protocol over a store: reserve → settle | release, with TTL expiry. */
@@ -119,7 +64,10 @@ export class BudgetLedger {
   readonly #metrics: CostMetrics | undefined;
   /** "<line>@<window start>" already reported as past its soft limit by this process. */
   readonly #softReported = new Set<string>();
-  readonly #lineCache = new Map<Budget, Map<string, Applied>>();
+  /** Per attribution (tenant, key, model): rebuilt only when a window moves on. */
+  readonly #applying = new TupleMap<Applying>(10_000);
+  /** The default store, called through its record-keeping entry points (no promise, no id lookup). */
+  readonly #memory: MemoryBudgetStore | undefined;
 
   constructor(options: {
     store: BudgetStore;
@@ -135,78 +83,93 @@ export class BudgetLedger {
     this.#ttlMs = options.ttlMs;
     this.#hooks = options.hooks;
     this.#metrics = options.metrics;
+    this.#memory = options.store instanceof MemoryBudgetStore ? options.store : undefined;
   }
 
   get budgets(): readonly Budget[] {
     return this.#budgets;
   }
 
-  async reserve(request: {
-    attribution: Attribution;
-    provider?: string | undefined;
-    estimateUsd: number;
-    ttlMs?: number | undefined;
-    /** Stops the wait for the store (CANCELLED / DEADLINE_EXCEEDED); a late hold is released. */
-    signal?: AbortSignal | undefined;
-  }): Promise<Reservation> {
-    if (!(request.estimateUsd >= 0)) {
-      throw new InfergateError(
-        ErrorCode.InvalidArgument,
-        `estimateUsd must be a number ≥ 0, got ${request.estimateUsd}`,
-      );
+  /**
+   * Holds the estimate on every line that applies, or rejects with BUDGET_EXCEEDED. Not an async
+   * function: with the in-memory store nothing is awaited, and an async function's frame (its
+   * promise and a copy of every local) was a third of what a reserve allocated. Errors still come
+   * back as rejections.
+   */
+  reserve(attribution: Attribution, request: ReserveInput): Promise<Reservation> {
+    try {
+      if (!(request.estimateUsd >= 0)) {
+        throw new InfergateError(
+          ErrorCode.InvalidArgument,
+          `estimateUsd must be a number ≥ 0, got ${request.estimateUsd}`,
+        );
+      }
+      const now = this.#clock();
+      const reservation = this.detached(attribution, request, now);
+      const applying = this.#lines(attribution, now);
+      const applied = applying.applied;
+      if (applied.length === 0) return Promise.resolve(reservation);
+      const amountNano = toNanoCeil(request.estimateUsd);
+      const signal = request.signal;
+      throwIfAborted(signal);
+      // One object literal of a fixed shape (signal may be undefined): a conditional spread here
+      // built two objects per call and gave the store two shapes to handle.
+      const storeRequest = {
+        id: reservation.id,
+        amountNano,
+        lines: applying.lines,
+        now,
+        expiresAt: reservation.expiresAt,
+        signal,
+      };
+      if (this.#memory === undefined)
+        return this.#reserveIn(this.#store, reservation, applying, storeRequest);
+      const outcome = reserveHeld(this.#memory, storeRequest);
+      if ('ok' in outcome) this.#reject(applied, outcome, reservation, now);
+      LedgerReservation.keep(reservation, applying, outcome);
+      return Promise.resolve(this.#held(reservation, applied, outcome.states, amountNano));
+    } catch (error) {
+      return Promise.reject(error);
     }
-    const now = this.#clock();
-    const reservation = this.detached(request, now);
-    const applied = this.#apply(request.attribution, now);
-    if (applied.length === 0) return reservation;
-    const amountNano = toNanoCeil(request.estimateUsd);
-    const signal = request.signal;
-    throwIfAborted(signal);
-    // One object literal of a fixed shape (signal may be undefined): a conditional spread here
-    // built two objects per call and gave the store two shapes to handle.
-    const lines = linesOf(applied);
-    LedgerReservation.keepLines(reservation, applied, lines);
-    const pending = this.#store.reserve({
-      id: reservation.id,
-      amountNano,
-      lines,
-      now,
-      expiresAt: reservation.expiresAt,
-      signal,
-    });
-    // A synchronous store (the in-memory default) answers in this turn: no race, no closure.
-    // A promise is also raced here, so a store that ignores the signal cannot hold the caller
-    // past its deadline.
-    const result: ReserveResult =
+  }
+
+  /** Reserve in a store other than the in-memory one, which may answer with a promise. */
+  async #reserveIn(
+    store: BudgetStore,
+    reservation: Reservation,
+    applying: Applying,
+    storeRequest: ReserveRequest,
+  ): Promise<Reservation> {
+    LedgerReservation.keep(reservation, applying, undefined);
+    const pending = store.reserve(storeRequest);
+    // A promise is raced here, so a store that ignores the signal cannot hold the caller past
+    // its deadline; a store that answers synchronously needs no race and no closure.
+    const result =
       pending instanceof Promise
-        ? await raceReserve(pending, signal, () => this.#store.release(reservation.id, this.#clock()))
+        ? await raceReserve(pending, storeRequest.signal, () => store.release(reservation.id, this.#clock()))
         : pending;
-    if (!result.ok) {
-      const failed = applied[result.failedLine] as Applied;
-      const event = this.#event(failed, result.lines[result.failedLine], request, failed.budget.hardLimitUsd);
-      this.#hooks.exceeded(event);
-      throw new InfergateError(
-        ErrorCode.BudgetExceeded,
-        `budget "${failed.budget.id}" (${failed.line.key}) would pass its limit of ${formatUsd(event.limitUsd)}: spent ${formatUsd(event.spentUsd)}, reserved ${formatUsd(event.reservedUsd)}, this call ${formatUsd(event.estimateUsd)}`,
-        {
-          retryable: false,
-          retryAfterMs: Math.max(0, failed.resetAt - now),
-          ...(request.attribution.model === undefined ? {} : { model: request.attribution.model }),
-          details: { ...event },
-        },
-      );
-    }
+    if (!result.ok) this.#reject(applying.applied, result, reservation, storeRequest.now);
+    return this.#held(reservation, applying.applied, result.lines, storeRequest.amountNano);
+  }
+
+  /** A reservation the store accepted: soft limits passed and metrics, then the caller gets it. */
+  #held(
+    reservation: Reservation,
+    applied: readonly Applied[],
+    states: readonly LineState[],
+    amountNano: number,
+  ): Reservation {
     for (let i = 0; i < applied.length; i++) {
       const item = applied[i] as Applied;
       const soft = item.budget.softLimitUsd;
-      const state = result.lines[i] as LineState;
+      const state = states[i] as LineState;
       if (soft === undefined || state.spentNano + state.reservedNano + amountNano <= soft * NANO_PER_USD)
         continue;
       const memo = `${item.line.key}@${item.start}`;
       if (this.#softReported.has(memo)) continue;
       if (this.#softReported.size > 10_000) this.#softReported.clear();
       this.#softReported.add(memo);
-      this.#hooks.softLimit(this.#event(item, state, request, soft));
+      this.#hooks.softLimit(this.#event(item, state, reservation, soft));
     }
     const metrics = this.#metrics;
     if (metrics !== undefined) {
@@ -215,7 +178,7 @@ export class BudgetLedger {
         const item = applied[i] as Applied;
         const limit = item.budget.hardLimitUsd;
         if (limit === undefined) continue;
-        const state = result.lines[i] as LineState;
+        const state = states[i] as LineState;
         metrics.room(
           item.budget.id,
           item.line.key,
@@ -227,55 +190,65 @@ export class BudgetLedger {
   }
 
   /** A reservation that holds nothing: for spend recorded after the fact (never rejected). */
-  detached(
-    request: {
-      attribution: Attribution;
-      provider?: string | undefined;
-      estimateUsd: number;
-      ttlMs?: number | undefined;
-    },
-    now = this.#clock(),
-  ): Reservation {
+  detached(attribution: Attribution, request: ReserveInput, now = this.#clock()): Reservation {
     return new LedgerReservation(
-      `${processId}-${++sequence}`,
+      nextReservationId(),
       request.estimateUsd,
-      request.attribution,
+      attribution,
       request.provider,
       now,
       now + (request.ttlMs ?? this.#ttlMs),
     );
   }
 
-  async settle(
+  /** Records the spend and frees the hold (not an async function either; see reserve). */
+  settle(
     reservation: Reservation,
     details: SettleDetails,
     signal?: AbortSignal,
   ): Promise<SpendEntry | undefined> {
-    if (!LedgerReservation.finish(reservation)) return undefined;
-    const now = this.#clock();
-    const costUsd = details.costUsd === null ? null : Math.max(0, details.costUsd);
-    const entry: SpendEntry = {
-      at: now,
-      tenant: reservation.attribution.tenant,
-      key: reservation.attribution.key,
-      model: details.model ?? reservation.attribution.model,
-      provider: reservation.provider,
-      costUsd,
-      inputTokens: details.inputTokens,
-      outputTokens: details.outputTokens,
-      reservationId: reservation.id,
-    };
-    const pending = this.#store.settle({
-      id: reservation.id,
-      actualNano: costUsd === null ? null : toNano(costUsd),
-      lines:
-        LedgerReservation.linesAt(reservation, now) ?? linesOf(this.#apply(reservation.attribution, now)),
-      now,
-      entry,
-      signal,
-    });
-    this.#metrics?.finished(reservation);
-    if (pending instanceof Promise) await abortable(pending, signal);
+    try {
+      if (!LedgerReservation.finish(reservation)) return Promise.resolve(undefined);
+      const now = this.#clock();
+      const costUsd = details.costUsd === null ? null : Math.max(0, details.costUsd);
+      const entry: SpendEntry = {
+        at: now,
+        tenant: reservation.attribution.tenant,
+        key: reservation.attribution.key,
+        model: details.model ?? reservation.attribution.model,
+        provider: reservation.provider,
+        costUsd,
+        inputTokens: details.inputTokens,
+        outputTokens: details.outputTokens,
+        reservationId: reservation.id,
+      };
+      const storeRequest = {
+        id: reservation.id,
+        actualNano: costUsd === null ? null : toNano(costUsd),
+        lines: LedgerReservation.linesAt(reservation, now) ?? this.#lines(reservation.attribution, now).lines,
+        now,
+        entry,
+        signal,
+      };
+      if (this.#memory !== undefined)
+        settleHeld(this.#memory, LedgerReservation.held(reservation), storeRequest);
+      else {
+        const pending = this.#store.settle(storeRequest);
+        if (pending instanceof Promise) {
+          this.#metrics?.finished(reservation);
+          return this.#settled(abortable(pending, signal), entry);
+        }
+      }
+      this.#metrics?.finished(reservation);
+      this.#hooks.settled(entry);
+      return Promise.resolve(entry);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  async #settled(pending: Promise<void> | void, entry: SpendEntry): Promise<SpendEntry> {
+    await pending;
     this.#hooks.settled(entry);
     return entry;
   }
@@ -283,6 +256,10 @@ export class BudgetLedger {
   async release(reservation: Reservation): Promise<void> {
     if (!LedgerReservation.finish(reservation)) return;
     this.#metrics?.finished(reservation);
+    if (this.#memory !== undefined) {
+      releaseHeld(this.#memory, LedgerReservation.held(reservation), reservation.id, this.#clock());
+      return;
+    }
     const pending = this.#store.release(reservation.id, this.#clock());
     if (pending instanceof Promise) await pending;
   }
@@ -313,66 +290,85 @@ export class BudgetLedger {
     };
   }
 
-  // Hot path (every call, twice): lines are cached per budget and attribution and rebuilt only
-  // when the window moves on, so a steady stream of calls allocates almost nothing here.
-  #apply(attribution: Attribution, now: number): Applied[] {
+  // Hot path (every call): the budgets that apply to an attribution are kept per attribution,
+  // found by its parts (no key string built per call), and rebuilt only when a window moves on,
+  // so a steady stream of calls allocates nothing here.
+  #lines(attribution: Attribution, now: number): Applying {
+    const known = this.#applying.get(attribution.tenant, attribution.key, attribution.model, undefined);
+    if (known !== undefined && now >= known.from && now < known.until) return known;
     const applied: Applied[] = [];
-    const id = `${attribution.tenant ?? ''}\u0001${attribution.key ?? ''}\u0001${attribution.model ?? ''}`;
+    let from = Number.NEGATIVE_INFINITY;
+    let until = Number.POSITIVE_INFINITY;
     for (const budget of this.#budgets) {
       if (!budgetApplies(budget, attribution)) continue;
-      let cache = this.#lineCache.get(budget);
-      if (!cache) {
-        cache = new Map();
-        this.#lineCache.set(budget, cache);
-      }
-      let item = cache.get(id);
-      if (!item || now < item.line.current || now >= item.resetAt) {
-        const span = windowAt(budget, now);
-        item = {
-          budget,
-          resetAt: span.resetAt,
-          start: span.start,
-          line: {
-            key: item?.line.key ?? lineKey(budget, attribution),
-            buckets: span.buckets,
-            current: span.current,
-            expireAt: span.expireAt,
-            limitNano:
-              budget.hardLimitUsd === undefined ? undefined : Math.floor(budget.hardLimitUsd * NANO_PER_USD),
-          },
-        };
-        if (cache.size >= 10_000) cache.clear();
-        cache.set(id, item);
-      }
+      const span = windowAt(budget, now);
+      const item: Applied = {
+        budget,
+        resetAt: span.resetAt,
+        start: span.start,
+        line: {
+          key: known?.applied.find((old) => old.budget === budget)?.line.key ?? lineKey(budget, attribution),
+          buckets: span.buckets,
+          current: span.current,
+          expireAt: span.expireAt,
+          limitNano:
+            budget.hardLimitUsd === undefined ? undefined : Math.floor(budget.hardLimitUsd * NANO_PER_USD),
+        },
+      };
+      if (span.current > from) from = span.current;
+      if (span.resetAt < until) until = span.resetAt;
       applied.push(item);
     }
-    return applied;
+    const applying: Applying = { applied, lines: applied.map((item) => item.line), from, until };
+    this.#applying.set(attribution.tenant, attribution.key, attribution.model, undefined, applying);
+    return applying;
+  }
+
+  /** Reports the line that refused the amount and throws BUDGET_EXCEEDED. */
+  #reject(
+    applied: readonly Applied[],
+    result: Extract<ReserveResult, { ok: false }>,
+    reservation: Reservation,
+    now: number,
+  ): never {
+    const failed = applied[result.failedLine] as Applied;
+    const event = this.#event(
+      failed,
+      result.lines[result.failedLine],
+      reservation,
+      failed.budget.hardLimitUsd,
+    );
+    this.#hooks.exceeded(event);
+    throw new InfergateError(
+      ErrorCode.BudgetExceeded,
+      `budget "${failed.budget.id}" (${failed.line.key}) would pass its limit of ${formatUsd(event.limitUsd)}: spent ${formatUsd(event.spentUsd)}, reserved ${formatUsd(event.reservedUsd)}, this call ${formatUsd(event.estimateUsd)}`,
+      {
+        retryable: false,
+        retryAfterMs: Math.max(0, failed.resetAt - now),
+        ...(reservation.attribution.model === undefined ? {} : { model: reservation.attribution.model }),
+        details: { ...event },
+      },
+    );
   }
 
   #event(
     item: Applied,
     state: LineState | undefined,
-    request: { attribution: Attribution; estimateUsd: number },
+    reservation: Reservation,
     limitUsd: number | undefined,
   ): BudgetLimitEvent {
     return {
       budgetId: item.budget.id,
       line: item.line.key,
-      attribution: request.attribution,
+      attribution: reservation.attribution,
       limitUsd: limitUsd ?? 0,
       spentUsd: (state?.spentNano ?? 0) / NANO_PER_USD,
       reservedUsd: (state?.reservedNano ?? 0) / NANO_PER_USD,
-      estimateUsd: request.estimateUsd,
+      estimateUsd: reservation.estimateUsd,
       windowStart: item.start,
       resetAt: item.resetAt,
     };
   }
-}
-
-function linesOf(applied: readonly Applied[]): LedgerLine[] {
-  const lines: LedgerLine[] = new Array(applied.length);
-  for (let i = 0; i < applied.length; i++) lines[i] = (applied[i] as Applied).line;
-  return lines;
 }
 
 /** Waits for an asynchronous store's reserve until the signal aborts; a hold that lands late is released. */

@@ -221,13 +221,8 @@ export class CostTracker extends CostEventEmitter {
   reserve(
     request: CallAttribution & { estimateUsd: number; ttlMs?: number; signal?: AbortSignal | undefined },
   ): Promise<Reservation> {
-    return this.#ledger.reserve({
-      attribution: { tenant: request.tenant, key: request.key, model: request.model },
-      provider: request.provider,
-      estimateUsd: request.estimateUsd,
-      ttlMs: request.ttlMs,
-      signal: request.signal,
-    });
+    // The caller's request is read as it is: the ledger takes what it needs of it.
+    return this.#ledger.reserve({ tenant: request.tenant, key: request.key, model: request.model }, request);
   }
 
   /** Records the actual cost and frees the reservation (idempotent). */
@@ -272,11 +267,10 @@ export class CostTracker extends CostEventEmitter {
 
   /** Charges a call that was not reserved (e.g. priced after the fact). */
   async record(call: CallAttribution & SettleDetails): Promise<SpendEntry | undefined> {
-    const reservation = this.#ledger.detached({
-      attribution: { tenant: call.tenant, key: call.key, model: call.model },
-      provider: call.provider,
-      estimateUsd: 0,
-    });
+    const reservation = this.#ledger.detached(
+      { tenant: call.tenant, key: call.key, model: call.model },
+      { provider: call.provider, estimateUsd: 0 },
+    );
     return this.#ledger.settle(reservation, call);
   }
 
