@@ -16,6 +16,8 @@ export default defineConfig([
   // goes into shared chunks, one copy per process as before.
   packageConfig(entry, { format: ['esm'], splitting: true }),
   // CommonJS stays one file per entry: there the `import()` evaluates the bundled module on first
-  // call, and its require of @bufbuild/protobuf runs then.
-  packageConfig(entry, { format: ['cjs'], clean: false }),
+  // call, and its require of @bufbuild/protobuf runs then. Without tsup's Rollup pass (treeshake):
+  // it hoists every require to the top of the file, which loaded the protobuf runtime at require.
+  // esbuild still drops unused code.
+  packageConfig(entry, { format: ['cjs'], clean: false, treeshake: false }),
 ]);
