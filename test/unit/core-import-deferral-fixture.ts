@@ -1,5 +1,5 @@
 // Child process of core-import-deferral.test.ts: imports @infergate/core from source, then makes a
-// client, then one inference, and prints which heavy modules the process had loaded after each step.
+// client, then one inference (or, given `stream`, two on a stream session), and prints which heavy modules the process had loaded after each step.
 import { createRequire, register } from 'node:module';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 
@@ -47,10 +47,22 @@ const core = await import('@infergate/core');
 steps.imported = await loaded();
 const client = core.createTritonClient({ url: process.env.TRITON_URL ?? '', enableGpuIpc: false });
 steps.constructed = await loaded();
-const result = await client.infer('identity', [
-  { name: 'INPUT0', datatype: 'FP32', shape: [2], data: [1, 2] },
-]);
+const output: number[] = [];
+if (process.argv[2] === 'stream') {
+  // The first call of the process on a stream session: its requests wait for the wire code.
+  const session = client.openStream();
+  const first = session.infer('identity', [{ name: 'INPUT0', datatype: 'FP32', shape: [1], data: [1] }]);
+  const second = session.infer('identity', [{ name: 'INPUT0', datatype: 'FP32', shape: [1], data: [2] }]);
+  for (const responses of [first, second])
+    for await (const result of responses) output.push(...result.output('OUTPUT0').toArray());
+  await session.close();
+} else {
+  const result = await client.infer('identity', [
+    { name: 'INPUT0', datatype: 'FP32', shape: [2], data: [1, 2] },
+  ]);
+  output.push(...result.output('OUTPUT0').toArray());
+}
 steps.called = await loaded();
 await client.close();
 port1.close();
-console.log(`RESULT ${JSON.stringify({ steps, output: [...result.output('OUTPUT0').toArray()] })}`);
+console.log(`RESULT ${JSON.stringify({ steps, output })}`);

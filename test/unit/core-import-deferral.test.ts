@@ -17,26 +17,36 @@ afterAll(async () => {
   await triton.stop();
 });
 
+async function steps(mode: 'infer' | 'stream') {
+  const { code, stdout, stderr } = await runScript(fixture, {
+    cwd: root,
+    args: [mode],
+    env: { ...process.env, TRITON_URL: triton.url },
+    killAfterMs: EXIT_BOUND_MS,
+  });
+  expect(stderr).toBe('');
+  expect(code).toBe(0);
+  return JSON.parse(stdout.slice(stdout.indexOf('RESULT ') + 7));
+}
+
+const deferred = ['protobufRuntime', 'generatedDescriptors', 'grpcWire'];
+
 describe('importing @infergate/core', { timeout: EXIT_BOUND_MS + 30_000 }, () => {
   it('loads the protobuf runtime and the generated descriptors on the first call, not at import', async () => {
-    const { code, stdout, stderr } = await runScript(fixture, {
-      cwd: root,
-      env: { ...process.env, TRITON_URL: triton.url },
-      killAfterMs: EXIT_BOUND_MS,
-    });
-    expect(stderr).toBe('');
-    expect(code).toBe(0);
-    const { steps, output } = JSON.parse(stdout.slice(stdout.indexOf('RESULT ') + 7));
+    const { steps: loaded, output } = await steps('infer');
     // The import itself: none of the heavy modules (they were most of core's import time).
-    expect(steps.imported).toEqual([]);
+    expect(loaded.imported).toEqual([]);
     // A client validates its options (zod) and opens its grpc-js channel object, nothing more.
-    expect(steps.constructed).not.toContain('protobufRuntime');
-    expect(steps.constructed).not.toContain('generatedDescriptors');
-    expect(steps.constructed).not.toContain('grpcWire');
+    for (const name of deferred) expect(loaded.constructed).not.toContain(name);
     // The first call loads what it needs, and works.
-    expect(steps.called).toEqual(
-      expect.arrayContaining(['protobufRuntime', 'generatedDescriptors', 'grpcWire']),
-    );
+    expect(loaded.called).toEqual(expect.arrayContaining(deferred));
+    expect(output).toEqual([1, 2]);
+  });
+
+  it('answers requests made on a stream session before that code loaded', async () => {
+    const { steps: loaded, output } = await steps('stream');
+    for (const name of deferred) expect(loaded.constructed).not.toContain(name);
+    expect(loaded.called).toEqual(expect.arrayContaining(deferred));
     expect(output).toEqual([1, 2]);
   });
 });
