@@ -334,8 +334,8 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   /**
    * Opens a ModelStreamInfer call (bidirectional): metadata, deadline, span and abort wiring.
    * Callers write serialized requests with `encodeStreamRequest` and read ModelStreamInferResponse.
-   * The decoder of those messages loads with the first call (see `loadGrpcWire`): after a call on
-   * any transport of this process, or `await transport.ready()`.
+   * The decoder of those messages loads with the process's first call: open this after a call, or
+   * after `await transport.ready()`; before, it throws FAILED_PRECONDITION.
    */
   openStreamCall(options: CallOptions, model?: string): StreamCall {
     this.ensureOpen();
