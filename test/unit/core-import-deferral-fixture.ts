@@ -1,5 +1,6 @@
 // Child process of core-import-deferral.test.ts: imports @infergate/core from source, then makes a
-// client, then one inference (or, given `stream`, two on a stream session), and prints which heavy modules the process had loaded after each step.
+// client and at once one inference (or, given `stream`, two on a stream session), and prints which
+// heavy modules the process had loaded after the import and after the answers.
 import { createRequire, register } from 'node:module';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 
@@ -46,10 +47,10 @@ const steps: Record<string, string[]> = {};
 const core = await import('@infergate/core');
 steps.imported = await loaded();
 const client = core.createTritonClient({ url: process.env.TRITON_URL ?? '', enableGpuIpc: false });
-steps.constructed = await loaded();
-const output: number[] = [];
+const output: unknown[] = [];
 if (process.argv[2] === 'stream') {
-  // The first call of the process on a stream session: its requests wait for the wire code.
+  // The first call of the process on a stream session, made at once: its requests wait for the
+  // wire code that the client started loading.
   const session = client.openStream();
   const first = session.infer('identity', [{ name: 'INPUT0', datatype: 'FP32', shape: [1], data: [1] }]);
   const second = session.infer('identity', [{ name: 'INPUT0', datatype: 'FP32', shape: [1], data: [2] }]);

@@ -93,6 +93,9 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     this.engine = chooseEngine(options);
     this.h2 =
       this.engine === 'http2' ? new H2Engine(this.endpoints, h2EngineOptions(options, secure)) : undefined;
+    // Start loading what calls need (lazy-modules.ts) now, in the background: a first call made
+    // later finds it loaded; one made at once waits for it. A failure surfaces on that call.
+    loadGrpcWire().catch(() => {});
   }
 
   /**

@@ -38,11 +38,12 @@ let grpcWireLoading: Promise<typeof GrpcWire> | undefined;
 
 /**
  * The protobuf runtime, the generated descriptors and the code that uses them (grpc-wire.ts), loaded
- * by the first gRPC call: they were most of core's import time (@bufbuild/protobuf is ~90 ES modules,
- * and src/gen builds its descriptors when evaluated). Our own ES modules cannot be required, so this
- * one is an `import()`: the built ESM output puts it in a chunk of its own (tsup.config.ts), the
- * CommonJS output evaluates it on first call. Calls await it once; `loadedGrpcWire` then hands it out
- * without a promise on the hot paths.
+ * once a GrpcTransport is made (in the background) or a call needs them, not at import: they were
+ * most of core's import time (@bufbuild/protobuf is ~90 ES modules, and src/gen builds its
+ * descriptors when evaluated). Our own ES modules cannot be required, so this one is an `import()`:
+ * the built ESM output puts it in a chunk of its own (tsup.config.ts), the CommonJS output evaluates
+ * it then. Calls await it until it is in; `loadedGrpcWire` then hands it out without a promise on
+ * the hot paths.
  */
 export function loadGrpcWire(): Promise<typeof GrpcWire> {
   grpcWireLoading ??= import('./grpc-wire.js').then((loaded) => {
