@@ -43,7 +43,7 @@ let grpcWireLoading: Promise<typeof GrpcWire> | undefined;
  * descriptors when evaluated). Our own ES modules cannot be required, so this one is an `import()`:
  * the built ESM output puts it in a chunk of its own (tsup.config.ts), the CommonJS output evaluates
  * it then. Calls await it until it is in; `loadedGrpcWire` then hands it out without a promise on
- * the hot paths.
+ * the hot paths. Decision 0024.
  */
 export function loadGrpcWire(): Promise<typeof GrpcWire> {
   grpcWireLoading ??= import('./grpc-wire.js').then((loaded) => {
