@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { type BenchCase, flag, median, packageVersion, ROOT, report } from '../lib.js';
@@ -20,6 +20,35 @@ function importMs(specifier: string, script: string): number {
   const result = spawnSync(process.execPath, [script, specifier], { cwd: ROOT, encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`import of ${specifier} failed: ${result.stderr}`);
   return Number(result.stdout);
+}
+
+/**
+ * The entry and the local chunks it imports statically (transitively): what its import reads and
+ * compiles. Since core's ESM build is split (tsup.config.ts), its entry file alone is a fraction.
+ * Chunks reached only by `import()` (core's gRPC wire code) are left out: the import does not load them.
+ */
+function staticGraphBytes(entry: string): { bytes: number; gzipBytes: number; files: number } {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const match of text.matchAll(
+      /^(?:import|export)\s[^;]*?from\s*['"](\.\/[^'"]+)['"]|^import\s*['"](\.\/[^'"]+)['"]/gms,
+    )) {
+      const specifier = match[1] ?? match[2];
+      if (specifier !== undefined) visit(join(dirname(file), specifier));
+    }
+  };
+  visit(entry);
+  let bytes = 0;
+  let gzipBytes = 0;
+  for (const file of seen) {
+    const text = readFileSync(file);
+    bytes += text.byteLength;
+    gzipBytes += gzipSync(text).byteLength;
+  }
+  return { bytes, gzipBytes, files: seen.size };
 }
 
 /** A minimal Worker on the built `@infergate/core/http`: what a Worker pays to call Triton over HTTP. */
@@ -75,7 +104,8 @@ export async function run(): Promise<void> {
       times.get(name)?.push(importMs(join(ROOT, 'packages', name, 'dist', 'index.js'), script));
     if (existsSync(httpEntry)) httpTimes.push(importMs(httpEntry, script));
   }
-  cases.push({ name: 'empty module', arm: 'baseline', load: 'import', p50Ms: median(baseline) });
+  const emptyMs = median(baseline);
+  cases.push({ name: 'empty module', arm: 'baseline', load: 'import', p50Ms: emptyMs });
   const ratios: Record<string, number> = {};
   const versions: Record<string, string> = {};
   for (const name of packages) {
@@ -83,18 +113,29 @@ export async function run(): Promise<void> {
     const bytes = statSync(entry).size;
     const gzip = gzipSync(readFileSync(entry)).byteLength;
     const ms = median(times.get(name) ?? []);
+    const graph = staticGraphBytes(entry);
     cases.push({
       name: `@infergate/${name}`,
       arm: name,
       load: 'import',
       p50Ms: ms,
-      extra: { entryBytes: bytes, entryGzipBytes: gzip },
+      extra: {
+        entryBytes: bytes,
+        entryGzipBytes: gzip,
+        // The entry with the chunks it imports: what the import reads.
+        importedBytes: graph.bytes,
+        importedGzipBytes: graph.gzipBytes,
+        importedFiles: graph.files,
+        // Against the empty module of the same run: the machine's speed divided out.
+        timesEmptyModule: Number((ms / emptyMs).toFixed(1)),
+      },
     });
     versions[`@infergate/${name}`] = packageVersion(name);
     if (name === 'core') ratios.core_import_ms = ms;
   }
   if (httpTimes.length > 0) {
     const ms = median(httpTimes);
+    const graph = staticGraphBytes(httpEntry);
     cases.push({
       name: '@infergate/core/http',
       arm: 'core-http',
@@ -103,6 +144,10 @@ export async function run(): Promise<void> {
       extra: {
         entryBytes: statSync(httpEntry).size,
         entryGzipBytes: gzipSync(readFileSync(httpEntry)).byteLength,
+        importedBytes: graph.bytes,
+        importedGzipBytes: graph.gzipBytes,
+        importedFiles: graph.files,
+        timesEmptyModule: Number((ms / emptyMs).toFixed(1)),
       },
     });
     ratios.core_http_import_ms = ms;

@@ -2,11 +2,18 @@
 // @infergate/core against the interop run's one real Triton 2.51 (PyTriton 0.7.0, CPU), started once
 // for every file by global-setup.ts. See README.md in this folder.
 import { InfergateError } from '@infergate/core';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sharedTritonClients } from './shared-triton.js';
 import { caught, sleep, slowInput } from './triton-helpers.js';
 
 const { client } = sharedTritonClients();
+
+// These tests space their requests 30 ms apart. A process's first call waits for core's gRPC wire
+// code (loaded after import, see packages/core/src/internal/lazy-modules.ts): make it before them,
+// so that none of their requests waits and the spacing holds.
+beforeAll(async () => {
+  await client.serverLive();
+});
 
 // ── scheduling: priority, queue full, server-side timeout ──────────────────────────────────
 

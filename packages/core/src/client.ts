@@ -1,12 +1,12 @@
-import { create } from '@bufbuild/protobuf';
 import { ErrorCode, InfergateError } from './errors.js';
 import { Extension, withExtension } from './extension.js';
-import { GRPCInferenceService } from './gen/grpc_service_pb.js';
 import type { ModelConfig } from './gen/model_config_pb.js';
 import { GrpcTransport } from './grpc-transport.js';
 import type { InferOptions } from './infer-request.js';
+import type * as GrpcWire from './internal/grpc-wire.js';
 import { hideSecrets } from './internal/hide-secrets.js';
 import { inferStreamThrough, inferThrough } from './internal/infer-calls.js';
+import { loadedGrpcWire, loadGrpcWire } from './internal/lazy-modules.js';
 import { ServerExtensions } from './internal/server-extensions.js';
 import {
   type ClientOptions,
@@ -15,37 +15,20 @@ import {
   type ResolvedClientOptions,
   type ResolvedGrpcTransportOptions,
 } from './options.js';
-import {
-  type LoadModelOptions,
-  loadModel,
-  type RepositoryIndexOptions,
-  type RepositoryModel,
-  repositoryIndex,
-  type UnloadModelOptions,
-  unloadModel,
+import type {
+  LoadModelOptions,
+  RepositoryIndexOptions,
+  RepositoryModel,
+  UnloadModelOptions,
 } from './repository.js';
 import type { InferResult } from './result.js';
 import { newSequenceId, Sequence, type SequenceOptions } from './sequence.js';
-import {
-  getLogSettings,
-  getTraceSettings,
-  type LogSettings,
-  type TraceSettings,
-  type TraceSettingsOptions,
-  type TraceSettingsUpdate,
-  updateLogSettings,
-  updateTraceSettings,
-} from './settings.js';
-import {
-  type CudaRegionStatus,
-  cudaSharedMemoryStatus,
-  type RegisterCudaRegion,
-  type RegisterSystemRegion,
-  registerCudaSharedMemory,
-  registerSystemSharedMemory,
-  type SystemRegionStatus,
-  systemSharedMemoryStatus,
-  unregisterSharedMemory,
+import type { LogSettings, TraceSettings, TraceSettingsOptions, TraceSettingsUpdate } from './settings.js';
+import type {
+  CudaRegionStatus,
+  RegisterCudaRegion,
+  RegisterSystemRegion,
+  SystemRegionStatus,
 } from './shared-memory-rpc.js';
 import { type ModelStatistics, toModelStatistics } from './statistics.js';
 import { StreamSession } from './stream-session.js';
@@ -77,7 +60,11 @@ export interface ModelOptions extends CallOptions {
   version?: string;
 }
 
-const service = GRPCInferenceService.method;
+/** The message factory and the service's descriptors, loaded by the first call (lazy-modules.ts). */
+async function serviceWire() {
+  const wire = loadedGrpcWire() ?? (await loadGrpcWire());
+  return { create: wire.create, service: wire.GRPCInferenceService.method };
+}
 
 function toNumbers(shape: readonly bigint[]): number[] {
   return shape.map((dim) => Number(dim));
@@ -132,22 +119,36 @@ export class TritonClient {
     return this.#grpc;
   }
 
+  /**
+   * Runs a management call that lives in grpc-wire.ts; the endpoint is looked up first, so that a
+   * client without one still throws at once.
+   */
+  #withWire<T>(call: (wire: typeof GrpcWire, grpc: GrpcTransport) => Promise<T>): Promise<T> {
+    const grpc = this.grpc;
+    const wire = loadedGrpcWire();
+    return wire ? call(wire, grpc) : loadGrpcWire().then((loaded) => call(loaded, grpc));
+  }
+
   // ── health and metadata ────────────────────────────────────────────────────────────────────
 
   async serverLive(options: CallOptions = {}): Promise<boolean> {
+    const { create, service } = await serviceWire();
     return (await this.grpc.unary(service.serverLive, create(service.serverLive.input), options)).live;
   }
 
   async serverReady(options: CallOptions = {}): Promise<boolean> {
+    const { create, service } = await serviceWire();
     return (await this.grpc.unary(service.serverReady, create(service.serverReady.input), options)).ready;
   }
 
   async modelReady(model: string, options: ModelOptions = {}): Promise<boolean> {
+    const { create, service } = await serviceWire();
     const request = create(service.modelReady.input, { name: model, version: options.version ?? '' });
     return (await this.grpc.unary(service.modelReady, request, options, { model })).ready;
   }
 
   async serverMetadata(options: CallOptions = {}): Promise<ServerMetadata> {
+    const { create, service } = await serviceWire();
     const response = await this.grpc.unary(
       service.serverMetadata,
       create(service.serverMetadata.input),
@@ -179,6 +180,7 @@ export class TritonClient {
   }
 
   async modelMetadata(model: string, options: ModelOptions = {}): Promise<ModelMetadata> {
+    const { create, service } = await serviceWire();
     const request = create(service.modelMetadata.input, { name: model, version: options.version ?? '' });
     const response = await this.grpc.unary(service.modelMetadata, request, options, { model });
     const tensor = (t: { name: string; datatype: string; shape: bigint[] }) => ({
@@ -197,6 +199,7 @@ export class TritonClient {
 
   /** The model's full configuration (Triton's `inference.ModelConfig`). */
   async modelConfig(model: string, options: ModelOptions = {}): Promise<ModelConfig> {
+    const { create, service } = await serviceWire();
     const request = create(service.modelConfig.input, { name: model, version: options.version ?? '' });
     const response = await withExtension(
       Extension.ModelConfiguration,
@@ -263,19 +266,20 @@ export class TritonClient {
   // ── repository, statistics, settings ─────────────────────────────────────────────────────
 
   repositoryIndex(options: RepositoryIndexOptions = {}): Promise<RepositoryModel[]> {
-    return repositoryIndex(this.grpc, options);
+    return this.#withWire((wire, grpc) => wire.repositoryIndex(grpc, options));
   }
 
   loadModel(model: string, options: LoadModelOptions = {}): Promise<void> {
-    return loadModel(this.grpc, model, options);
+    return this.#withWire((wire, grpc) => wire.loadModel(grpc, model, options));
   }
 
   unloadModel(model: string, options: UnloadModelOptions = {}): Promise<void> {
-    return unloadModel(this.grpc, model, options);
+    return this.#withWire((wire, grpc) => wire.unloadModel(grpc, model, options));
   }
 
   /** Statistics of one model (and version), or of every model when `model` is omitted. */
   async modelStatistics(model = '', options: ModelOptions = {}): Promise<ModelStatistics[]> {
+    const { create, service } = await serviceWire();
     const request = create(service.modelStatistics.input, { name: model, version: options.version ?? '' });
     const response = await withExtension(Extension.Statistics, 'modelStatistics()', this.grpc.address, () =>
       this.grpc.unary(service.modelStatistics, request, options, model ? { model } : {}),
@@ -284,49 +288,49 @@ export class TritonClient {
   }
 
   traceSettings(options: TraceSettingsOptions = {}): Promise<TraceSettings> {
-    return getTraceSettings(this.grpc, options);
+    return this.#withWire((wire, grpc) => wire.getTraceSettings(grpc, options));
   }
 
   updateTraceSettings(
     settings: TraceSettingsUpdate,
     options: TraceSettingsOptions = {},
   ): Promise<TraceSettings> {
-    return updateTraceSettings(this.grpc, settings, options);
+    return this.#withWire((wire, grpc) => wire.updateTraceSettings(grpc, settings, options));
   }
 
   logSettings(options: CallOptions = {}): Promise<LogSettings> {
-    return getLogSettings(this.grpc, options);
+    return this.#withWire((wire, grpc) => wire.getLogSettings(grpc, options));
   }
 
   updateLogSettings(settings: LogSettings, options: CallOptions = {}): Promise<LogSettings> {
-    return updateLogSettings(this.grpc, settings, options);
+    return this.#withWire((wire, grpc) => wire.updateLogSettings(grpc, settings, options));
   }
 
   // ── shared memory ────────────────────────────────────────────────────────────────────────
 
   registerSystemSharedMemory(region: RegisterSystemRegion, options: CallOptions = {}): Promise<void> {
-    return registerSystemSharedMemory(this.grpc, region, options);
+    return this.#withWire((wire, grpc) => wire.registerSystemSharedMemory(grpc, region, options));
   }
 
   systemSharedMemoryStatus(name = '', options: CallOptions = {}): Promise<SystemRegionStatus[]> {
-    return systemSharedMemoryStatus(this.grpc, name, options);
+    return this.#withWire((wire, grpc) => wire.systemSharedMemoryStatus(grpc, name, options));
   }
 
   /** Unregisters one system region, or all of them when `name` is empty. */
   unregisterSystemSharedMemory(name = '', options: CallOptions = {}): Promise<void> {
-    return unregisterSharedMemory(this.grpc, 'system', name, options);
+    return this.#withWire((wire, grpc) => wire.unregisterSharedMemory(grpc, 'system', name, options));
   }
 
   registerCudaSharedMemory(region: RegisterCudaRegion, options: CallOptions = {}): Promise<void> {
-    return registerCudaSharedMemory(this.grpc, region, options);
+    return this.#withWire((wire, grpc) => wire.registerCudaSharedMemory(grpc, region, options));
   }
 
   cudaSharedMemoryStatus(name = '', options: CallOptions = {}): Promise<CudaRegionStatus[]> {
-    return cudaSharedMemoryStatus(this.grpc, name, options);
+    return this.#withWire((wire, grpc) => wire.cudaSharedMemoryStatus(grpc, name, options));
   }
 
   unregisterCudaSharedMemory(name = '', options: CallOptions = {}): Promise<void> {
-    return unregisterSharedMemory(this.grpc, 'cuda', name, options);
+    return this.#withWire((wire, grpc) => wire.unregisterSharedMemory(grpc, 'cuda', name, options));
   }
 
   /**

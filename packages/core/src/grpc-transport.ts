@@ -1,10 +1,4 @@
-import {
-  type DescMessage,
-  type DescMethodUnary,
-  fromBinary,
-  type MessageShape,
-  toBinary,
-} from '@bufbuild/protobuf';
+import type { DescMessage, DescMethodUnary, MessageShape } from '@bufbuild/protobuf';
 import type * as grpc from '@grpc/grpc-js';
 import {
   ChannelConnectivity,
@@ -13,32 +7,20 @@ import {
   type ConnectivityState,
 } from './connectivity.js';
 import { abortError, ErrorCode, InfergateError, type InfergateErrorOptions } from './errors.js';
-import {
-  GRPCInferenceService,
-  type ModelInferResponse,
-  type ModelStreamInferResponse,
-  ModelStreamInferResponseSchema,
-} from './gen/grpc_service_pb.js';
+import type { ModelInferResponse, ModelStreamInferResponse } from './gen/grpc_service_pb.js';
 import { fromGrpcStatus } from './grpc-status.js';
 import { writeFrameHeader } from './h2/grpc-frames.js';
 import { H2Engine } from './h2/h2-engine.js';
-import { type H2Request, type H2Site, inferOverH2, streamOverH2 } from './h2/h2-infer.js';
+import type { H2Request, H2Site } from './h2/h2-infer.js';
 import { chooseEngine, h2EngineOptions, type InferenceEngine } from './h2/h2-options.js';
 import { assertSafeHeaders } from './header-values.js';
 import { grpcChannelOptions } from './internal/channel-options.js';
 import { createCredentials } from './internal/credentials.js';
 import { type Deserialize, identityBuffer, methodPath, type Serialize } from './internal/grpc-method.js';
+import type * as GrpcWire from './internal/grpc-wire.js';
 import { explainFailedConnect } from './internal/http1-probe.js';
 import { type EncodedInferRequest, encodeForCall, joinChunks } from './internal/infer-request-writer.js';
-import {
-  checkRequestedOutputs,
-  fromModelInferResponse,
-  parseModelInferResponse,
-  sharedMemoryOutputs,
-} from './internal/infer-wire.js';
-import { loadGrpc } from './internal/lazy-modules.js';
-import { explainLostMessage, lostMessage } from './internal/lost-message.js';
-import { grpcOneRequestStream, readStream } from './internal/read-stream.js';
+import { loadedGrpcWire, loadGrpc, loadGrpcWire } from './internal/lazy-modules.js';
 import { SharedMemoryStager } from './internal/shm-stager.js';
 import { metadataSetter, startRpcSpan } from './internal/tracing.js';
 import { channelTarget, type Endpoint, parseEndpoint, type ResolvedGrpcTransportOptions } from './options.js';
@@ -52,6 +34,9 @@ export interface StreamCall {
 }
 /** What every ModelStreamInfer request asks for: Triton's empty final response, to know the end. */
 const STREAM_PARAMETERS: Parameters = { triton_enable_empty_final_response: true };
+// The methods' names, written out so that calls need no descriptor before grpc-wire.ts loads.
+const MODEL_INFER = 'ModelInfer';
+const MODEL_STREAM_INFER = 'ModelStreamInfer';
 
 /**
  * One gRPC channel to one KServe v2 / Triton endpoint. Implements InferTransport for inference and
@@ -108,6 +93,9 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     this.engine = chooseEngine(options);
     this.h2 =
       this.engine === 'http2' ? new H2Engine(this.endpoints, h2EngineOptions(options, secure)) : undefined;
+    // Start loading what calls need (lazy-modules.ts) now, in the background: a first call made
+    // later finds it loaded; one made at once waits for it. A failure surfaces on that call.
+    loadGrpcWire().catch(() => {});
   }
 
   /**
@@ -228,10 +216,13 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     options: CallOptions,
     errorContext: InfergateErrorOptions = {},
   ): Promise<MessageShape<O>> {
+    const wire = loadedGrpcWire();
+    if (wire === undefined)
+      return loadGrpcWire().then(() => this.unary(method, request, options, errorContext));
     return this.call(
       method.name,
-      (value: MessageShape<I>) => Buffer.from(toBinary(method.input, value)),
-      (bytes: Buffer) => fromBinary(method.output, bytes),
+      (value: MessageShape<I>) => Buffer.from(wire.toBinary(method.input, value)),
+      (bytes: Buffer) => wire.fromBinary(method.output, bytes),
       request,
       options,
       errorContext,
@@ -276,6 +267,16 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   }
 
   private inferOnce(request: InferRequest, options: CallOptions): Promise<InferResponse> {
+    const wire = loadedGrpcWire();
+    if (wire === undefined) return loadGrpcWire().then((loaded) => this.inferWith(loaded, request, options));
+    return this.inferWith(wire, request, options);
+  }
+
+  private inferWith(
+    wire: typeof GrpcWire,
+    request: InferRequest,
+    options: CallOptions,
+  ): Promise<InferResponse> {
     // One context object, built field by field (spreads of conditional literals allocate each).
     const context: InfergateErrorOptions = this.h2
       ? { endpoint: this.address, model: request.model }
@@ -284,11 +285,11 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     let sent: Promise<ModelInferResponse>;
     try {
       sent = this.h2
-        ? inferOverH2(this.h2, this.h2Site, this.h2Request(request, options), request.model, context)
+        ? wire.inferOverH2(this.h2, this.h2Site, this.h2Request(request, options), request.model, context)
         : this.call(
-            GRPCInferenceService.method.modelInfer.name,
+            MODEL_INFER,
             identityBuffer,
-            parseModelInferResponse,
+            wire.parseModelInferResponse,
             this.encodeInfer(request, options),
             options,
             context,
@@ -298,13 +299,13 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     }
     return sent.then(
       (message) => {
-        const response = fromModelInferResponse(message, sharedMemoryOutputs(request));
-        checkRequestedOutputs(request, response);
+        const response = wire.fromModelInferResponse(message, wire.sharedMemoryOutputs(request));
+        wire.checkRequestedOutputs(request, response);
         return response;
       },
       async (error: unknown) => {
-        throw lostMessage(error) && !options.signal?.aborted
-          ? await explainLostMessage(this, request, error)
+        throw wire.lostMessage(error) && !options.signal?.aborted
+          ? await wire.explainLostMessage(this, request, error)
           : error;
       },
     );
@@ -336,11 +337,20 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   /**
    * Opens a ModelStreamInfer call (bidirectional): metadata, deadline, span and abort wiring.
    * Callers write serialized requests with `encodeStreamRequest` and read ModelStreamInferResponse.
+   * The decoder of those messages loads with the process's first call: open this after a call, or
+   * after `await transport.ready()`; before, it throws FAILED_PRECONDITION.
    */
   openStreamCall(options: CallOptions, model?: string): StreamCall {
     this.ensureOpen();
+    const wire = loadedGrpcWire();
+    if (wire === undefined)
+      throw new InfergateError(
+        ErrorCode.FailedPrecondition,
+        'openStreamCall() before the gRPC message code loaded: await transport.ready() first',
+        { endpoint: this.address },
+      );
     const metadata = this.metadata(options);
-    const method = GRPCInferenceService.method.modelStreamInfer.name;
+    const method = MODEL_STREAM_INFER;
     const span = startRpcSpan(
       this.options.tracing,
       method,
@@ -352,7 +362,8 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     const call = this.client.makeBidiStreamRequest(
       methodPath(method),
       identityBuffer,
-      (buffer: Buffer) => fromBinary(ModelStreamInferResponseSchema, buffer) as ModelStreamInferResponse,
+      (buffer: Buffer) =>
+        wire.fromBinary(wire.ModelStreamInferResponseSchema, buffer) as ModelStreamInferResponse,
       metadata,
       this.deadline(options),
     );
@@ -384,6 +395,14 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     return InfergateError.from(error);
   }
 
+  /**
+   * Loads what calls need of the protobuf runtime and the generated descriptors (every call does on
+   * its own; `openStreamCall`, which is synchronous, needs it done). Resolves at once after the first.
+   */
+  async ready(): Promise<void> {
+    await loadGrpcWire();
+  }
+
   /** Serializes a request for ModelStreamInfer, asking for Triton's empty final response. */
   encodeStreamRequest(request: InferRequest, options: CallOptions): Buffer {
     return this.encodeInfer(request, options, STREAM_PARAMETERS);
@@ -401,11 +420,17 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     };
     const { signal } = options;
     if (signal?.aborted) throw abortError(signal, context);
-    const bound = sharedMemoryOutputs(request);
+    const wire = loadedGrpcWire() ?? (await loadGrpcWire());
+    const bound = wire.sharedMemoryOutputs(request);
     const stream = this.h2
-      ? streamOverH2(this.h2, this.h2Site, this.h2Request(request, options, STREAM_PARAMETERS), request.model)
-      : grpcOneRequestStream(this, request, options);
-    yield* readStream(stream, bound, context, async (error) =>
+      ? wire.streamOverH2(
+          this.h2,
+          this.h2Site,
+          this.h2Request(request, options, STREAM_PARAMETERS),
+          request.model,
+        )
+      : wire.grpcOneRequestStream(this, request, options);
+    yield* wire.readStream(stream, bound, context, async (error) =>
       explainFailedConnect(this.streamError(error, signal, context), this.endpoints, signal),
     );
   }

@@ -2,12 +2,13 @@ import { abortError, ErrorCode, InfergateError } from './errors.js';
 import type { ModelStreamInferResponse } from './gen/grpc_service_pb.js';
 import type { GrpcTransport, StreamCall } from './grpc-transport.js';
 import { buildInferRequest, type InferOptions } from './infer-request.js';
-import { fromModelInferResponse, sharedMemoryOutputs } from './internal/infer-wire.js';
+import type * as GrpcWire from './internal/grpc-wire.js';
+import { loadedGrpcWire, loadGrpcWire } from './internal/lazy-modules.js';
 import { classifyStreamError } from './internal/triton-messages.js';
 import type { Parameters } from './parameters.js';
 import { InferResult } from './result.js';
 import type { InputTensor } from './tensor.js';
-import type { CallOptions } from './transport.js';
+import type { CallOptions, InferRequest } from './transport.js';
 
 /** Responses buffered for readers before the session stops reading from the server. */
 const HIGH_WATER = 256;
@@ -38,6 +39,12 @@ export class StreamSession {
   #failure: InfergateError | undefined;
   #closing = false;
   #ended: Promise<void> | undefined;
+  /**
+   * Requests made before the first call of the process loaded grpc-wire.ts (lazy-modules.ts): they
+   * are written, in order, once it has; `close` waits for them.
+   */
+  #opening: Promise<unknown> | undefined;
+  #waitingWrites = 0;
 
   constructor(grpc: GrpcTransport, options: CallOptions = {}) {
     this.#grpc = grpc;
@@ -93,9 +100,13 @@ export class StreamSession {
       return;
     }
     if (message.inferResponse === undefined) return;
-    let response: ReturnType<typeof fromModelInferResponse>;
+    let response: ReturnType<typeof GrpcWire.fromModelInferResponse>;
     try {
-      response = fromModelInferResponse(message.inferResponse, pending.bound);
+      // Messages only arrive on a stream opened after grpc-wire.ts loaded.
+      response = (loadedGrpcWire() as typeof GrpcWire).fromModelInferResponse(
+        message.inferResponse,
+        pending.bound,
+      );
     } catch (error) {
       this.finish(pending, InfergateError.from(error));
       return;
@@ -140,18 +151,40 @@ export class StreamSession {
       throw new InfergateError(ErrorCode.InvalidArgument, `request id '${id}' is already in flight`);
     const request = buildInferRequest(model, inputs, { ...options, requestId: id });
     const bytes = this.#grpc.encodeStreamRequest(request, this.#options);
+    const wire = loadedGrpcWire();
     const pending: Pending = {
       id,
       model,
-      bound: sharedMemoryOutputs(request),
+      bound: wire ? wire.sharedMemoryOutputs(request) : new Map(),
       queue: [],
       error: undefined,
       done: false,
       wake: undefined,
     };
     this.#pending.set(id, pending);
-    this.open().call.write(bytes);
+    if (wire && this.#opening === undefined) this.open().call.write(bytes);
+    else this.writeOnceLoaded(pending, request, bytes);
     return this.iterate(pending);
+  }
+
+  private writeOnceLoaded(pending: Pending, request: InferRequest, bytes: Buffer): void {
+    this.#waitingWrites++;
+    this.#opening = (this.#opening ?? Promise.resolve())
+      .then(loadGrpcWire)
+      .then(
+        (loaded) => {
+          // Cancelled or failed while the code loaded: nothing to send.
+          if (pending.done) return;
+          pending.bound = loaded.sharedMemoryOutputs(request);
+          this.open().call.write(bytes);
+        },
+        (error: unknown) => this.fail(InfergateError.from(error)),
+      )
+      .catch((error: unknown) => this.finish(pending, InfergateError.from(error)))
+      .finally(() => {
+        // The last waiting write out: later ones go straight to the stream again.
+        if (--this.#waitingWrites === 0) this.#opening = undefined;
+      });
   }
 
   private async *iterate(pending: Pending): AsyncIterable<InferResult> {
@@ -183,6 +216,7 @@ export class StreamSession {
   /** Half-closes the stream once every request has finished, and waits for the server to end it. */
   async close(): Promise<void> {
     this.#closing = true;
+    await this.#opening;
     if (this.#stream === undefined) return;
     if (this.#pending.size === 0) this.#stream.call.end();
     await this.#ended;
@@ -190,12 +224,12 @@ export class StreamSession {
 
   /** Cancels the call: every unfinished request fails with CANCELLED. */
   cancel(): void {
-    if (this.#stream === undefined) return;
+    if (this.#stream === undefined && this.#pending.size === 0) return;
     this.fail(
       new InfergateError(ErrorCode.Cancelled, 'the stream session was cancelled', {
         endpoint: this.#grpc.address,
       }),
     );
-    this.#stream.call.cancel();
+    this.#stream?.call.cancel();
   }
 }

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type * as GrpcJs from '@grpc/grpc-js';
 import type * as OtelApi from '@opentelemetry/api';
 import type * as Zod from 'zod';
+import type * as GrpcWire from './grpc-wire.js';
 
 // grpc-js, zod and the OpenTelemetry API are the heaviest imports of this package. They load on first use (the first
 // client or the first validated options), so code that imports core only for its types, errors
@@ -30,4 +31,29 @@ export function loadOtel(): typeof OtelApi {
 export function loadZod(): typeof Zod.z {
   zod ??= (requireFromHere('zod') as typeof Zod).z;
   return zod;
+}
+
+let grpcWire: typeof GrpcWire | undefined;
+let grpcWireLoading: Promise<typeof GrpcWire> | undefined;
+
+/**
+ * The protobuf runtime, the generated descriptors and the code that uses them (grpc-wire.ts), loaded
+ * once a GrpcTransport is made (in the background) or a call needs them, not at import: they were
+ * most of core's import time (@bufbuild/protobuf is ~90 ES modules, and src/gen builds its
+ * descriptors when evaluated). Our own ES modules cannot be required, so this one is an `import()`:
+ * the built ESM output puts it in a chunk of its own (tsup.config.ts), the CommonJS output evaluates
+ * it then. Calls await it until it is in; `loadedGrpcWire` then hands it out without a promise on
+ * the hot paths. Decision 0024.
+ */
+export function loadGrpcWire(): Promise<typeof GrpcWire> {
+  grpcWireLoading ??= import('./grpc-wire.js').then((loaded) => {
+    grpcWire = loaded;
+    return loaded;
+  });
+  return grpcWireLoading;
+}
+
+/** grpc-wire.ts once `loadGrpcWire` has loaded it; undefined before. */
+export function loadedGrpcWire(): typeof GrpcWire | undefined {
+  return grpcWire;
 }

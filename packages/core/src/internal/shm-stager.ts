@@ -1,13 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
-import { create } from '@bufbuild/protobuf';
 import { Extension } from '../extension.js';
-import { GRPCInferenceService } from '../gen/grpc_service_pb.js';
 import type { GrpcTransport } from '../grpc-transport.js';
-import { registerSystemSharedMemory, unregisterSharedMemory } from '../shared-memory-rpc.js';
 import { SystemSharedMemoryRegion } from '../system-shared-memory.js';
 import { type EncodedTensor, inSharedMemory, sharedMemoryParameters } from '../tensor.js';
 import type { InferRequest } from '../transport.js';
+import { loadGrpcWire } from './lazy-modules.js';
 
 export interface StagerOptions {
   /** Inputs at least this large travel through shared memory. */
@@ -114,6 +112,7 @@ export class SharedMemoryStager {
         return false;
       }
       try {
+        const { create, GRPCInferenceService } = await loadGrpcWire();
         const metadata = await this.#grpc.unary(
           GRPCInferenceService.method.serverMetadata,
           create(GRPCInferenceService.method.serverMetadata.input),
@@ -150,6 +149,7 @@ export class SharedMemoryStager {
     const region = SystemSharedMemoryRegion.create({ byteSize: size });
     const pooled = { region, name: `${this.#namePrefix}${++this.#sequence}` };
     try {
+      const { registerSystemSharedMemory } = await loadGrpcWire();
       await registerSystemSharedMemory(
         this.#grpc,
         { name: pooled.name, key: region.key, byteSize: size },
@@ -169,6 +169,7 @@ export class SharedMemoryStager {
   private async discard(pooled: PooledRegion): Promise<void> {
     this.#all.delete(pooled);
     try {
+      const { unregisterSharedMemory } = await loadGrpcWire();
       await unregisterSharedMemory(this.#grpc, 'system', pooled.name, {
         signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
       });
