@@ -23,6 +23,7 @@ import { type EncodedInferRequest, encodeForCall, joinChunks } from './internal/
 import { loadedGrpcWire, loadGrpc, loadGrpcWire } from './internal/lazy-modules.js';
 import { SharedMemoryStager } from './internal/shm-stager.js';
 import { metadataSetter, startRpcSpan } from './internal/tracing.js';
+import { type LoadedForCall, waitForGrpcWire } from './internal/wait-for-grpc-wire.js';
 import { channelTarget, type Endpoint, parseEndpoint, type ResolvedGrpcTransportOptions } from './options.js';
 import type { Parameters } from './parameters.js';
 import type { CallOptions, InferRequest, InferResponse, InferTransport } from './transport.js';
@@ -218,7 +219,9 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   ): Promise<MessageShape<O>> {
     const wire = loadedGrpcWire();
     if (wire === undefined)
-      return loadGrpcWire().then(() => this.unary(method, request, options, errorContext));
+      return this.waitForWire(options, errorContext).then((loaded) =>
+        this.unary(method, request, loaded.options, errorContext),
+      );
     return this.call(
       method.name,
       (value: MessageShape<I>) => Buffer.from(wire.toBinary(method.input, value)),
@@ -268,8 +271,22 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
 
   private inferOnce(request: InferRequest, options: CallOptions): Promise<InferResponse> {
     const wire = loadedGrpcWire();
-    if (wire === undefined) return loadGrpcWire().then((loaded) => this.inferWith(loaded, request, options));
+    if (wire === undefined)
+      return this.waitForWire(options, { model: request.model }).then((loaded) =>
+        this.inferWith(loaded.wire, request, loaded.options),
+      );
     return this.inferWith(wire, request, options);
+  }
+
+  /**
+   * grpc-wire.ts for a call made before it loaded, within the call's deadline and abort signal;
+   * the options handed back carry what is left of the deadline.
+   */
+  waitForWire<O extends CallOptions>(
+    options: O,
+    errorContext: InfergateErrorOptions = {},
+  ): Promise<LoadedForCall<O>> {
+    return waitForGrpcWire(options, this.options.timeoutMs, { endpoint: this.address, ...errorContext });
   }
 
   private inferWith(
@@ -420,16 +437,18 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     };
     const { signal } = options;
     if (signal?.aborted) throw abortError(signal, context);
-    const wire = loadedGrpcWire() ?? (await loadGrpcWire());
+    let wire = loadedGrpcWire();
+    let callOptions = options;
+    if (wire === undefined) ({ wire, options: callOptions } = await this.waitForWire(options, context));
     const bound = wire.sharedMemoryOutputs(request);
     const stream = this.h2
       ? wire.streamOverH2(
           this.h2,
           this.h2Site,
-          this.h2Request(request, options, STREAM_PARAMETERS),
+          this.h2Request(request, callOptions, STREAM_PARAMETERS),
           request.model,
         )
-      : wire.grpcOneRequestStream(this, request, options);
+      : wire.grpcOneRequestStream(this, request, callOptions);
     yield* wire.readStream(stream, bound, context, async (error) =>
       explainFailedConnect(this.streamError(error, signal, context), this.endpoints, signal),
     );

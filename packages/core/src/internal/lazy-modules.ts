@@ -34,6 +34,7 @@ export function loadZod(): typeof Zod.z {
 }
 
 let grpcWire: typeof GrpcWire | undefined;
+let importGrpcWire = (): Promise<typeof GrpcWire> => import('./grpc-wire.js');
 let grpcWireLoading: Promise<typeof GrpcWire> | undefined;
 
 /**
@@ -46,7 +47,7 @@ let grpcWireLoading: Promise<typeof GrpcWire> | undefined;
  * the hot paths. Decision 0024.
  */
 export function loadGrpcWire(): Promise<typeof GrpcWire> {
-  grpcWireLoading ??= import('./grpc-wire.js').then((loaded) => {
+  grpcWireLoading ??= importGrpcWire().then((loaded) => {
     grpcWire = loaded;
     return loaded;
   });
@@ -56,4 +57,14 @@ export function loadGrpcWire(): Promise<typeof GrpcWire> {
 /** grpc-wire.ts once `loadGrpcWire` has loaded it; undefined before. */
 export function loadedGrpcWire(): typeof GrpcWire | undefined {
   return grpcWire;
+}
+
+/**
+ * For tests of what a call does while grpc-wire.ts loads (a load that is slow, or never ends): the
+ * process's next load goes through `load`, and whatever had loaded is forgotten.
+ */
+export function replaceGrpcWireLoaderForTesting(load: () => Promise<typeof GrpcWire>): void {
+  importGrpcWire = load;
+  grpcWire = undefined;
+  grpcWireLoading = undefined;
 }
