@@ -11,16 +11,21 @@ import type { ModelInferResponse, ModelStreamInferResponse } from './gen/grpc_se
 import { fromGrpcStatus } from './grpc-status.js';
 import { writeFrameHeader } from './h2/grpc-frames.js';
 import { H2Engine } from './h2/h2-engine.js';
-import type { H2Request, H2Site } from './h2/h2-infer.js';
 import { chooseEngine, h2EngineOptions, type InferenceEngine } from './h2/h2-options.js';
+import { type H2Request, type H2Site, inferOverH2 } from './h2/infer-over-h2.js';
 import { assertSafeHeaders } from './header-values.js';
 import { grpcChannelOptions } from './internal/channel-options.js';
 import { createCredentials } from './internal/credentials.js';
 import { type Deserialize, identityBuffer, methodPath, type Serialize } from './internal/grpc-method.js';
-import type * as GrpcWire from './internal/grpc-wire.js';
 import { explainFailedConnect } from './internal/http1-probe.js';
 import { type EncodedInferRequest, encodeForCall, joinChunks } from './internal/infer-request-writer.js';
+import {
+  checkRequestedOutputs,
+  fromModelInferResponse,
+  sharedMemoryOutputs,
+} from './internal/infer-response.js';
 import { loadedGrpcWire, loadGrpc, loadGrpcWire } from './internal/lazy-modules.js';
+import { explainLostMessage, lostMessage } from './internal/lost-message.js';
 import { SharedMemoryStager } from './internal/shm-stager.js';
 import { metadataSetter, startRpcSpan } from './internal/tracing.js';
 import { type LoadedForCall, waitForGrpcWire } from './internal/wait-for-grpc-wire.js';
@@ -94,9 +99,11 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     this.engine = chooseEngine(options);
     this.h2 =
       this.engine === 'http2' ? new H2Engine(this.endpoints, h2EngineOptions(options, secure)) : undefined;
-    // Start loading what calls need (lazy-modules.ts) now, in the background: a first call made
-    // later finds it loaded; one made at once waits for it. A failure surfaces on that call.
-    loadGrpcWire().catch(() => {});
+    // On grpc-js, inference needs grpc-wire.ts (lazy-modules.ts): start loading it now, in the
+    // background, so that a first call made later finds it loaded (one made at once waits for it; a
+    // failure surfaces on that call). The http2 engine's inference does not need it: other calls
+    // load it when they are made, and a process that only infers never does.
+    if (this.engine === 'grpc-js') loadGrpcWire().catch(() => {});
   }
 
   /**
@@ -270,12 +277,52 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   }
 
   private inferOnce(request: InferRequest, options: CallOptions): Promise<InferResponse> {
+    // One context object, built field by field (spreads of conditional literals allocate each).
+    const context: InfergateErrorOptions = this.h2
+      ? { endpoint: this.address, model: request.model }
+      : { model: request.model };
+    if (request.id) context.requestId = request.id;
+    let sent: Promise<ModelInferResponse>;
+    try {
+      // The http2 engine needs nothing of grpc-wire.ts (infer-over-h2.ts); grpc-js decodes with it.
+      sent = this.h2
+        ? inferOverH2(this.h2, this.h2Site, this.h2Request(request, options), request.model, context)
+        : this.inferOverGrpcJs(request, options, context);
+    } catch (error) {
+      return Promise.reject(InfergateError.from(error, ErrorCode.InvalidArgument));
+    }
+    return sent.then(
+      (message) => {
+        const response = fromModelInferResponse(message, sharedMemoryOutputs(request));
+        checkRequestedOutputs(request, response);
+        return response;
+      },
+      async (error: unknown) => {
+        throw lostMessage(error) && !options.signal?.aborted
+          ? await explainLostMessage(this, request, error)
+          : error;
+      },
+    );
+  }
+
+  private inferOverGrpcJs(
+    request: InferRequest,
+    options: CallOptions,
+    context: InfergateErrorOptions,
+  ): Promise<ModelInferResponse> {
     const wire = loadedGrpcWire();
     if (wire === undefined)
-      return this.waitForWire(options, { model: request.model }).then((loaded) =>
-        this.inferWith(loaded.wire, request, loaded.options),
+      return this.waitForWire(options, context).then((loaded) =>
+        this.inferOverGrpcJs(request, loaded.options, context),
       );
-    return this.inferWith(wire, request, options);
+    return this.call(
+      MODEL_INFER,
+      identityBuffer,
+      wire.parseModelInferResponse,
+      this.encodeInfer(request, options),
+      options,
+      context,
+    );
   }
 
   /**
@@ -287,45 +334,6 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     errorContext: InfergateErrorOptions = {},
   ): Promise<LoadedForCall<O>> {
     return waitForGrpcWire(options, this.options.timeoutMs, { endpoint: this.address, ...errorContext });
-  }
-
-  private inferWith(
-    wire: typeof GrpcWire,
-    request: InferRequest,
-    options: CallOptions,
-  ): Promise<InferResponse> {
-    // One context object, built field by field (spreads of conditional literals allocate each).
-    const context: InfergateErrorOptions = this.h2
-      ? { endpoint: this.address, model: request.model }
-      : { model: request.model };
-    if (request.id) context.requestId = request.id;
-    let sent: Promise<ModelInferResponse>;
-    try {
-      sent = this.h2
-        ? wire.inferOverH2(this.h2, this.h2Site, this.h2Request(request, options), request.model, context)
-        : this.call(
-            MODEL_INFER,
-            identityBuffer,
-            wire.parseModelInferResponse,
-            this.encodeInfer(request, options),
-            options,
-            context,
-          );
-    } catch (error) {
-      return Promise.reject(InfergateError.from(error, ErrorCode.InvalidArgument));
-    }
-    return sent.then(
-      (message) => {
-        const response = wire.fromModelInferResponse(message, wire.sharedMemoryOutputs(request));
-        wire.checkRequestedOutputs(request, response);
-        return response;
-      },
-      async (error: unknown) => {
-        throw wire.lostMessage(error) && !options.signal?.aborted
-          ? await wire.explainLostMessage(this, request, error)
-          : error;
-      },
-    );
   }
 
   /** The request for the http2 engine: frame header in front, large tensors as their own chunks. */
