@@ -32,15 +32,16 @@ async function steps(mode: 'infer' | 'stream') {
 const deferred = ['protobufRuntime', 'generatedDescriptors', 'grpcWire'];
 
 describe('importing @infergate/core', { timeout: EXIT_BOUND_MS + 30_000 }, () => {
-  it('infers on the default engine without the protobuf runtime, and loads it for the first other call', async () => {
+  it('infers on the default engine without the protobuf runtime or grpc-js, and loads them for the first other call', async () => {
     const { steps: loaded, output } = await steps('infer');
     // The import itself: none of the heavy modules (they were most of core's import time).
     expect(loaded.imported).toEqual([]);
     // The http2 engine writes and reads ModelInfer by hand: its first answer needs none of them.
     expect(output).toEqual([1, 2]);
-    for (const name of deferred) expect(loaded.called).not.toContain(name);
-    // A health call is made with the generated descriptors: it loads them.
-    expect(loaded.managed).toEqual(expect.arrayContaining(deferred));
+    // Nor grpc-js: the http2 engine carries inference, and the TLS options are checked without it.
+    for (const name of [...deferred, 'grpcJs']) expect(loaded.called).not.toContain(name);
+    // A health call goes over grpc-js, with the generated descriptors: it loads them.
+    expect(loaded.managed).toEqual(expect.arrayContaining([...deferred, 'grpcJs']));
   });
 
   it('answers requests made on a stream session before that code loaded', async () => {

@@ -15,7 +15,7 @@ import { chooseEngine, h2EngineOptions, type InferenceEngine } from './h2/h2-opt
 import { type H2Request, type H2Site, inferOverH2 } from './h2/infer-over-h2.js';
 import { assertSafeHeaders } from './header-values.js';
 import { grpcChannelOptions } from './internal/channel-options.js';
-import { createCredentials } from './internal/credentials.js';
+import { type ChannelSecurity, checkChannelSecurity, createCredentials } from './internal/credentials.js';
 import { type Deserialize, identityBuffer, methodPath, type Serialize } from './internal/grpc-method.js';
 import { explainFailedConnect } from './internal/http1-probe.js';
 import { type EncodedInferRequest, encodeForCall, joinChunks } from './internal/infer-request-writer.js';
@@ -54,7 +54,10 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   readonly endpoints: readonly Endpoint[];
   /** The automatic shared-memory path, when `enableGpuIpc` is on. */
   readonly sharedMemory: SharedMemoryStager | undefined;
-  private readonly client: grpc.Client;
+  /** The grpc-js channel, made on first use (see `client`). */
+  #client: grpc.Client | undefined;
+  readonly #channelOptions: grpc.ChannelOptions;
+  readonly #security: ChannelSecurity;
   /**
    * What carries inference (`infer`, `inferStream`): `http2` unless the options chose grpc-js, or
    * gave `channelOptions` only grpc-js understands (see the `engine` option).
@@ -83,12 +86,8 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     this.endpoint = this.endpoints[0] as Endpoint;
     this.target = channelTarget(this.endpoints);
     const secure = options.tls !== undefined && options.tls !== false ? true : this.endpoint.secure;
-    const channelOptions = grpcChannelOptions(options, this.endpoints.length);
-    this.client = new (loadGrpc().Client)(
-      this.target,
-      createCredentials(secure, options.tls),
-      channelOptions,
-    );
+    this.#channelOptions = grpcChannelOptions(options, this.endpoints.length);
+    this.#security = checkChannelSecurity(secure, options.tls);
     this.sharedMemory = options.enableGpuIpc ? new SharedMemoryStager(this, options.sharedMemory) : undefined;
     const fixedHeaders: [string, string][] = [];
     if (options.accessToken !== undefined) {
@@ -103,7 +102,26 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     // background, so that a first call made later finds it loaded (one made at once waits for it; a
     // failure surfaces on that call). The http2 engine's inference does not need it: other calls
     // load it when they are made, and a process that only infers never does.
-    if (this.engine === 'grpc-js') loadGrpcWire().catch(() => {});
+    if (this.engine === 'grpc-js') {
+      // grpc-js carries inference: its channel is made now, as the http2 engine's connections are.
+      void this.client;
+      loadGrpcWire().catch(() => {});
+    }
+  }
+
+  /**
+   * The grpc-js channel that carries the calls other than inference on the http2 engine (and all of
+   * them on grpc-js). Made on first use: grpc-js is a heavy import that a process which only infers
+   * on the http2 engine never needs (lazy-modules.ts); the TLS options were checked when the
+   * transport was made.
+   */
+  private get client(): grpc.Client {
+    this.#client ??= new (loadGrpc().Client)(
+      this.target,
+      createCredentials(this.#security),
+      this.#channelOptions,
+    );
+    return this.#client;
   }
 
   /**
@@ -471,6 +489,6 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     await this.sharedMemory?.close();
     this.closed = true;
     this.h2?.close();
-    this.client.close();
+    this.#client?.close();
   }
 }
