@@ -346,6 +346,7 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   /**
    * grpc-wire.ts for a call made before it loaded, within the call's deadline and abort signal;
    * the options handed back carry what is left of the deadline.
+   * @internal
    */
   waitForWire<O extends CallOptions>(
     options: O,
@@ -380,8 +381,9 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   /**
    * Opens a ModelStreamInfer call (bidirectional): metadata, deadline, span and abort wiring.
    * Callers write serialized requests with `encodeStreamRequest` and read ModelStreamInferResponse.
-   * The decoder of those messages loads with the process's first call: open this after a call, or
-   * after `await transport.ready()`; before, it throws FAILED_PRECONDITION.
+   * The decoder of those messages loads with the process's first call other than an inference on
+   * the http2 engine (which needs none of it): open this after such a call, or after
+   * `await transport.ready()`; before, it throws FAILED_PRECONDITION.
    */
   openStreamCall(options: CallOptions, model?: string): StreamCall {
     this.ensureOpen();
