@@ -1,9 +1,10 @@
 // A serverless cold path on core, step by step, each run in a fresh Node process: `import()` of the
 // built ESM entry, `createTritonClient()`, the first `infer()` (FP32 [1,16] on the reference
-// server's `identity`, in its own process) and a second one. Since the protobuf runtime and the
-// generated descriptors load on the first gRPC call (internal/lazy-modules.ts), the first call
-// carries what the import no longer does; this shows where the time went. With --compare DIR (a
-// copy of another build's packages/core/dist), its arm alternates run by run with this build's.
+// server's `identity`, in its own process) and a second one: where a cold start's time goes. On the
+// default http2 engine, inference needs neither the protobuf runtime nor grpc-js (decision 0024),
+// so the first answer does not wait for them; other calls would. With --compare DIR (a copy of
+// another build's packages/core/dist, placed where it resolves core's dependencies, e.g. under
+// packages/core/node_modules/), its arm alternates run by run with this build's.
 //   node scripts/bootstrap.mjs --dist bench/coldstart-first-call.ts [--runs 9] [--compare DIR]
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';

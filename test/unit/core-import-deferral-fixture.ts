@@ -1,6 +1,7 @@
 // Child process of core-import-deferral.test.ts: imports @infergate/core from source, then makes a
-// client and at once one inference (or, given `stream`, two on a stream session), and prints which
-// heavy modules the process had loaded after the import and after the answers.
+// client and at once one inference (or, given `stream`, two on a stream session), then a health
+// call, and prints which heavy modules the process had loaded after the import, after the answers
+// and after the health call.
 import { createRequire, register } from 'node:module';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 
@@ -64,6 +65,9 @@ if (process.argv[2] === 'stream') {
   output.push(...result.output('OUTPUT0').toArray());
 }
 steps.called = await loaded();
+// A call other than inference, which needs the protobuf runtime and the descriptors.
+if (!(await client.serverLive())) throw new Error('the server is not live');
+steps.managed = await loaded();
 await client.close();
 port1.close();
 console.log(`RESULT ${JSON.stringify({ steps, output })}`);

@@ -32,18 +32,23 @@ async function steps(mode: 'infer' | 'stream') {
 const deferred = ['protobufRuntime', 'generatedDescriptors', 'grpcWire'];
 
 describe('importing @infergate/core', { timeout: EXIT_BOUND_MS + 30_000 }, () => {
-  it('loads the protobuf runtime and the generated descriptors for the first client, not at import', async () => {
+  it('infers on the default engine without the protobuf runtime or grpc-js, and loads them for the first other call', async () => {
     const { steps: loaded, output } = await steps('infer');
     // The import itself: none of the heavy modules (they were most of core's import time).
     expect(loaded.imported).toEqual([]);
-    // A client starts loading them in the background; by the answer to its first call they are in.
-    expect(loaded.called).toEqual(expect.arrayContaining(deferred));
+    // The http2 engine writes and reads ModelInfer by hand: its first answer needs none of them.
     expect(output).toEqual([1, 2]);
+    // Nor grpc-js: the http2 engine carries inference, and the TLS options are checked without it.
+    // Nor the OpenTelemetry API, while no SDK is registered.
+    for (const name of [...deferred, 'grpcJs', 'opentelemetryApi']) expect(loaded.called).not.toContain(name);
+    // A health call goes over grpc-js, with the generated descriptors: it loads them.
+    expect(loaded.managed).toEqual(expect.arrayContaining([...deferred, 'grpcJs']));
   });
 
   it('answers requests made on a stream session before that code loaded', async () => {
     const { steps: loaded, output } = await steps('stream');
     expect(loaded.imported).toEqual([]);
+    // Stream sessions decode with the protobuf runtime: their first answers need it.
     expect(loaded.called).toEqual(expect.arrayContaining(deferred));
     expect(output).toEqual([1, 2]);
   });

@@ -6,7 +6,7 @@ import type { InferOptions } from './infer-request.js';
 import type * as GrpcWire from './internal/grpc-wire.js';
 import { hideSecrets } from './internal/hide-secrets.js';
 import { inferStreamThrough, inferThrough } from './internal/infer-calls.js';
-import { loadedGrpcWire, loadGrpcWire } from './internal/lazy-modules.js';
+import { loadedGrpcWire } from './internal/lazy-modules.js';
 import { ServerExtensions } from './internal/server-extensions.js';
 import {
   type ClientOptions,
@@ -58,12 +58,6 @@ export interface ModelMetadata {
 
 export interface ModelOptions extends CallOptions {
   version?: string;
-}
-
-/** The message factory and the service's descriptors, loaded by the first call (lazy-modules.ts). */
-async function serviceWire() {
-  const wire = loadedGrpcWire() ?? (await loadGrpcWire());
-  return { create: wire.create, service: wire.GRPCInferenceService.method };
 }
 
 function toNumbers(shape: readonly bigint[]): number[] {
@@ -121,38 +115,53 @@ export class TritonClient {
 
   /**
    * Runs a management call that lives in grpc-wire.ts; the endpoint is looked up first, so that a
-   * client without one still throws at once.
+   * client without one still throws at once. A call made before that code loaded waits for it
+   * within its deadline and abort signal, and gets options with what is left of the deadline.
    */
-  #withWire<T>(call: (wire: typeof GrpcWire, grpc: GrpcTransport) => Promise<T>): Promise<T> {
+  #withWire<O extends CallOptions, T>(
+    options: O,
+    call: (wire: typeof GrpcWire, grpc: GrpcTransport, callOptions: O) => Promise<T>,
+  ): Promise<T> {
     const grpc = this.grpc;
     const wire = loadedGrpcWire();
-    return wire ? call(wire, grpc) : loadGrpcWire().then((loaded) => call(loaded, grpc));
+    return wire
+      ? call(wire, grpc, options)
+      : grpc.waitForWire(options).then((loaded) => call(loaded.wire, grpc, loaded.options));
+  }
+
+  /** The message factory and the service's descriptors, as `#withWire` hands them out. */
+  #serviceWire<O extends CallOptions>(options: O) {
+    return this.#withWire(options, async (wire, _grpc, callOptions) => ({
+      create: wire.create,
+      service: wire.GRPCInferenceService.method,
+      callOptions,
+    }));
   }
 
   // ── health and metadata ────────────────────────────────────────────────────────────────────
 
   async serverLive(options: CallOptions = {}): Promise<boolean> {
-    const { create, service } = await serviceWire();
-    return (await this.grpc.unary(service.serverLive, create(service.serverLive.input), options)).live;
+    const { create, service, callOptions } = await this.#serviceWire(options);
+    return (await this.grpc.unary(service.serverLive, create(service.serverLive.input), callOptions)).live;
   }
 
   async serverReady(options: CallOptions = {}): Promise<boolean> {
-    const { create, service } = await serviceWire();
-    return (await this.grpc.unary(service.serverReady, create(service.serverReady.input), options)).ready;
+    const { create, service, callOptions } = await this.#serviceWire(options);
+    return (await this.grpc.unary(service.serverReady, create(service.serverReady.input), callOptions)).ready;
   }
 
   async modelReady(model: string, options: ModelOptions = {}): Promise<boolean> {
-    const { create, service } = await serviceWire();
+    const { create, service, callOptions } = await this.#serviceWire(options);
     const request = create(service.modelReady.input, { name: model, version: options.version ?? '' });
-    return (await this.grpc.unary(service.modelReady, request, options, { model })).ready;
+    return (await this.grpc.unary(service.modelReady, request, callOptions, { model })).ready;
   }
 
   async serverMetadata(options: CallOptions = {}): Promise<ServerMetadata> {
-    const { create, service } = await serviceWire();
+    const { create, service, callOptions } = await this.#serviceWire(options);
     const response = await this.grpc.unary(
       service.serverMetadata,
       create(service.serverMetadata.input),
-      options,
+      callOptions,
     );
     return { name: response.name, version: response.version, extensions: [...response.extensions] };
   }
@@ -180,9 +189,9 @@ export class TritonClient {
   }
 
   async modelMetadata(model: string, options: ModelOptions = {}): Promise<ModelMetadata> {
-    const { create, service } = await serviceWire();
+    const { create, service, callOptions } = await this.#serviceWire(options);
     const request = create(service.modelMetadata.input, { name: model, version: options.version ?? '' });
-    const response = await this.grpc.unary(service.modelMetadata, request, options, { model });
+    const response = await this.grpc.unary(service.modelMetadata, request, callOptions, { model });
     const tensor = (t: { name: string; datatype: string; shape: bigint[] }) => ({
       name: t.name,
       datatype: t.datatype,
@@ -199,13 +208,13 @@ export class TritonClient {
 
   /** The model's full configuration (Triton's `inference.ModelConfig`). */
   async modelConfig(model: string, options: ModelOptions = {}): Promise<ModelConfig> {
-    const { create, service } = await serviceWire();
+    const { create, service, callOptions } = await this.#serviceWire(options);
     const request = create(service.modelConfig.input, { name: model, version: options.version ?? '' });
     const response = await withExtension(
       Extension.ModelConfiguration,
       'modelConfig()',
       this.grpc.address,
-      () => this.grpc.unary(service.modelConfig, request, options, { model }),
+      () => this.grpc.unary(service.modelConfig, request, callOptions, { model }),
     );
     if (response.config === undefined) {
       throw new InfergateError(ErrorCode.DataLoss, `the server sent no config for model '${model}'`, {
@@ -266,71 +275,87 @@ export class TritonClient {
   // ── repository, statistics, settings ─────────────────────────────────────────────────────
 
   repositoryIndex(options: RepositoryIndexOptions = {}): Promise<RepositoryModel[]> {
-    return this.#withWire((wire, grpc) => wire.repositoryIndex(grpc, options));
+    return this.#withWire(options, (wire, grpc, callOptions) => wire.repositoryIndex(grpc, callOptions));
   }
 
   loadModel(model: string, options: LoadModelOptions = {}): Promise<void> {
-    return this.#withWire((wire, grpc) => wire.loadModel(grpc, model, options));
+    return this.#withWire(options, (wire, grpc, callOptions) => wire.loadModel(grpc, model, callOptions));
   }
 
   unloadModel(model: string, options: UnloadModelOptions = {}): Promise<void> {
-    return this.#withWire((wire, grpc) => wire.unloadModel(grpc, model, options));
+    return this.#withWire(options, (wire, grpc, callOptions) => wire.unloadModel(grpc, model, callOptions));
   }
 
   /** Statistics of one model (and version), or of every model when `model` is omitted. */
   async modelStatistics(model = '', options: ModelOptions = {}): Promise<ModelStatistics[]> {
-    const { create, service } = await serviceWire();
+    const { create, service, callOptions } = await this.#serviceWire(options);
     const request = create(service.modelStatistics.input, { name: model, version: options.version ?? '' });
     const response = await withExtension(Extension.Statistics, 'modelStatistics()', this.grpc.address, () =>
-      this.grpc.unary(service.modelStatistics, request, options, model ? { model } : {}),
+      this.grpc.unary(service.modelStatistics, request, callOptions, model ? { model } : {}),
     );
     return response.modelStats.map(toModelStatistics);
   }
 
   traceSettings(options: TraceSettingsOptions = {}): Promise<TraceSettings> {
-    return this.#withWire((wire, grpc) => wire.getTraceSettings(grpc, options));
+    return this.#withWire(options, (wire, grpc, callOptions) => wire.getTraceSettings(grpc, callOptions));
   }
 
   updateTraceSettings(
     settings: TraceSettingsUpdate,
     options: TraceSettingsOptions = {},
   ): Promise<TraceSettings> {
-    return this.#withWire((wire, grpc) => wire.updateTraceSettings(grpc, settings, options));
+    return this.#withWire(options, (wire, grpc, callOptions) =>
+      wire.updateTraceSettings(grpc, settings, callOptions),
+    );
   }
 
   logSettings(options: CallOptions = {}): Promise<LogSettings> {
-    return this.#withWire((wire, grpc) => wire.getLogSettings(grpc, options));
+    return this.#withWire(options, (wire, grpc, callOptions) => wire.getLogSettings(grpc, callOptions));
   }
 
   updateLogSettings(settings: LogSettings, options: CallOptions = {}): Promise<LogSettings> {
-    return this.#withWire((wire, grpc) => wire.updateLogSettings(grpc, settings, options));
+    return this.#withWire(options, (wire, grpc, callOptions) =>
+      wire.updateLogSettings(grpc, settings, callOptions),
+    );
   }
 
   // ── shared memory ────────────────────────────────────────────────────────────────────────
 
   registerSystemSharedMemory(region: RegisterSystemRegion, options: CallOptions = {}): Promise<void> {
-    return this.#withWire((wire, grpc) => wire.registerSystemSharedMemory(grpc, region, options));
+    return this.#withWire(options, (wire, grpc, callOptions) =>
+      wire.registerSystemSharedMemory(grpc, region, callOptions),
+    );
   }
 
   systemSharedMemoryStatus(name = '', options: CallOptions = {}): Promise<SystemRegionStatus[]> {
-    return this.#withWire((wire, grpc) => wire.systemSharedMemoryStatus(grpc, name, options));
+    return this.#withWire(options, (wire, grpc, callOptions) =>
+      wire.systemSharedMemoryStatus(grpc, name, callOptions),
+    );
   }
 
   /** Unregisters one system region, or all of them when `name` is empty. */
   unregisterSystemSharedMemory(name = '', options: CallOptions = {}): Promise<void> {
-    return this.#withWire((wire, grpc) => wire.unregisterSharedMemory(grpc, 'system', name, options));
+    return this.#withWire(options, (wire, grpc, callOptions) =>
+      wire.unregisterSharedMemory(grpc, 'system', name, callOptions),
+    );
   }
 
   registerCudaSharedMemory(region: RegisterCudaRegion, options: CallOptions = {}): Promise<void> {
-    return this.#withWire((wire, grpc) => wire.registerCudaSharedMemory(grpc, region, options));
+    return this.#withWire(options, (wire, grpc, callOptions) =>
+      wire.registerCudaSharedMemory(grpc, region, callOptions),
+    );
   }
 
   cudaSharedMemoryStatus(name = '', options: CallOptions = {}): Promise<CudaRegionStatus[]> {
-    return this.#withWire((wire, grpc) => wire.cudaSharedMemoryStatus(grpc, name, options));
+    return this.#withWire(options, (wire, grpc, callOptions) =>
+      wire.cudaSharedMemoryStatus(grpc, name, callOptions),
+    );
   }
 
   unregisterCudaSharedMemory(name = '', options: CallOptions = {}): Promise<void> {
-    return this.#withWire((wire, grpc) => wire.unregisterSharedMemory(grpc, 'cuda', name, options));
+    return this.#withWire(options, (wire, grpc, callOptions) =>
+      wire.unregisterSharedMemory(grpc, 'cuda', name, callOptions),
+    );
   }
 
   /**

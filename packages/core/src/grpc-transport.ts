@@ -11,18 +11,24 @@ import type { ModelInferResponse, ModelStreamInferResponse } from './gen/grpc_se
 import { fromGrpcStatus } from './grpc-status.js';
 import { writeFrameHeader } from './h2/grpc-frames.js';
 import { H2Engine } from './h2/h2-engine.js';
-import type { H2Request, H2Site } from './h2/h2-infer.js';
 import { chooseEngine, h2EngineOptions, type InferenceEngine } from './h2/h2-options.js';
+import { type H2Request, type H2Site, inferOverH2 } from './h2/infer-over-h2.js';
 import { assertSafeHeaders } from './header-values.js';
 import { grpcChannelOptions } from './internal/channel-options.js';
-import { createCredentials } from './internal/credentials.js';
+import { type ChannelSecurity, checkChannelSecurity, createCredentials } from './internal/credentials.js';
 import { type Deserialize, identityBuffer, methodPath, type Serialize } from './internal/grpc-method.js';
-import type * as GrpcWire from './internal/grpc-wire.js';
 import { explainFailedConnect } from './internal/http1-probe.js';
 import { type EncodedInferRequest, encodeForCall, joinChunks } from './internal/infer-request-writer.js';
+import {
+  checkRequestedOutputs,
+  fromModelInferResponse,
+  sharedMemoryOutputs,
+} from './internal/infer-response.js';
 import { loadedGrpcWire, loadGrpc, loadGrpcWire } from './internal/lazy-modules.js';
+import { explainLostMessage, lostMessage } from './internal/lost-message.js';
 import { SharedMemoryStager } from './internal/shm-stager.js';
 import { metadataSetter, startRpcSpan } from './internal/tracing.js';
+import { type LoadedForCall, waitForGrpcWire } from './internal/wait-for-grpc-wire.js';
 import { channelTarget, type Endpoint, parseEndpoint, type ResolvedGrpcTransportOptions } from './options.js';
 import type { Parameters } from './parameters.js';
 import type { CallOptions, InferRequest, InferResponse, InferTransport } from './transport.js';
@@ -48,7 +54,10 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   readonly endpoints: readonly Endpoint[];
   /** The automatic shared-memory path, when `enableGpuIpc` is on. */
   readonly sharedMemory: SharedMemoryStager | undefined;
-  private readonly client: grpc.Client;
+  /** The grpc-js channel, made on first use (see `client`). */
+  #client: grpc.Client | undefined;
+  readonly #channelOptions: grpc.ChannelOptions;
+  readonly #security: ChannelSecurity;
   /**
    * What carries inference (`infer`, `inferStream`): `http2` unless the options chose grpc-js, or
    * gave `channelOptions` only grpc-js understands (see the `engine` option).
@@ -77,12 +86,8 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     this.endpoint = this.endpoints[0] as Endpoint;
     this.target = channelTarget(this.endpoints);
     const secure = options.tls !== undefined && options.tls !== false ? true : this.endpoint.secure;
-    const channelOptions = grpcChannelOptions(options, this.endpoints.length);
-    this.client = new (loadGrpc().Client)(
-      this.target,
-      createCredentials(secure, options.tls),
-      channelOptions,
-    );
+    this.#channelOptions = grpcChannelOptions(options, this.endpoints.length);
+    this.#security = checkChannelSecurity(secure, options.tls);
     this.sharedMemory = options.enableGpuIpc ? new SharedMemoryStager(this, options.sharedMemory) : undefined;
     const fixedHeaders: [string, string][] = [];
     if (options.accessToken !== undefined) {
@@ -93,9 +98,30 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     this.engine = chooseEngine(options);
     this.h2 =
       this.engine === 'http2' ? new H2Engine(this.endpoints, h2EngineOptions(options, secure)) : undefined;
-    // Start loading what calls need (lazy-modules.ts) now, in the background: a first call made
-    // later finds it loaded; one made at once waits for it. A failure surfaces on that call.
-    loadGrpcWire().catch(() => {});
+    // On grpc-js, inference needs grpc-wire.ts (lazy-modules.ts): start loading it now, in the
+    // background, so that a first call made later finds it loaded (one made at once waits for it; a
+    // failure surfaces on that call). The http2 engine's inference does not need it: other calls
+    // load it when they are made, and a process that only infers never does.
+    if (this.engine === 'grpc-js') {
+      // grpc-js carries inference: its channel is made now, as the http2 engine's connections are.
+      void this.client;
+      loadGrpcWire().catch(() => {});
+    }
+  }
+
+  /**
+   * The grpc-js channel that carries the calls other than inference on the http2 engine (and all of
+   * them on grpc-js). Made on first use: grpc-js is a heavy import that a process which only infers
+   * on the http2 engine never needs (lazy-modules.ts); the TLS options were checked when the
+   * transport was made.
+   */
+  private get client(): grpc.Client {
+    this.#client ??= new (loadGrpc().Client)(
+      this.target,
+      createCredentials(this.#security),
+      this.#channelOptions,
+    );
+    return this.#client;
   }
 
   /**
@@ -218,7 +244,9 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   ): Promise<MessageShape<O>> {
     const wire = loadedGrpcWire();
     if (wire === undefined)
-      return loadGrpcWire().then(() => this.unary(method, request, options, errorContext));
+      return this.waitForWire(options, errorContext).then((loaded) =>
+        this.unary(method, request, loaded.options, errorContext),
+      );
     return this.call(
       method.name,
       (value: MessageShape<I>) => Buffer.from(wire.toBinary(method.input, value)),
@@ -267,16 +295,6 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   }
 
   private inferOnce(request: InferRequest, options: CallOptions): Promise<InferResponse> {
-    const wire = loadedGrpcWire();
-    if (wire === undefined) return loadGrpcWire().then((loaded) => this.inferWith(loaded, request, options));
-    return this.inferWith(wire, request, options);
-  }
-
-  private inferWith(
-    wire: typeof GrpcWire,
-    request: InferRequest,
-    options: CallOptions,
-  ): Promise<InferResponse> {
     // One context object, built field by field (spreads of conditional literals allocate each).
     const context: InfergateErrorOptions = this.h2
       ? { endpoint: this.address, model: request.model }
@@ -284,31 +302,57 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     if (request.id) context.requestId = request.id;
     let sent: Promise<ModelInferResponse>;
     try {
+      // The http2 engine needs nothing of grpc-wire.ts (infer-over-h2.ts); grpc-js decodes with it.
       sent = this.h2
-        ? wire.inferOverH2(this.h2, this.h2Site, this.h2Request(request, options), request.model, context)
-        : this.call(
-            MODEL_INFER,
-            identityBuffer,
-            wire.parseModelInferResponse,
-            this.encodeInfer(request, options),
-            options,
-            context,
-          );
+        ? inferOverH2(this.h2, this.h2Site, this.h2Request(request, options), request.model, context)
+        : this.inferOverGrpcJs(request, options, context);
     } catch (error) {
       return Promise.reject(InfergateError.from(error, ErrorCode.InvalidArgument));
     }
     return sent.then(
       (message) => {
-        const response = wire.fromModelInferResponse(message, wire.sharedMemoryOutputs(request));
-        wire.checkRequestedOutputs(request, response);
+        const response = fromModelInferResponse(message, sharedMemoryOutputs(request));
+        checkRequestedOutputs(request, response);
         return response;
       },
       async (error: unknown) => {
-        throw wire.lostMessage(error) && !options.signal?.aborted
-          ? await wire.explainLostMessage(this, request, error)
+        throw lostMessage(error) && !options.signal?.aborted
+          ? await explainLostMessage(this, request, error)
           : error;
       },
     );
+  }
+
+  private inferOverGrpcJs(
+    request: InferRequest,
+    options: CallOptions,
+    context: InfergateErrorOptions,
+  ): Promise<ModelInferResponse> {
+    const wire = loadedGrpcWire();
+    if (wire === undefined)
+      return this.waitForWire(options, context).then((loaded) =>
+        this.inferOverGrpcJs(request, loaded.options, context),
+      );
+    return this.call(
+      MODEL_INFER,
+      identityBuffer,
+      wire.parseModelInferResponse,
+      this.encodeInfer(request, options),
+      options,
+      context,
+    );
+  }
+
+  /**
+   * grpc-wire.ts for a call made before it loaded, within the call's deadline and abort signal;
+   * the options handed back carry what is left of the deadline.
+   * @internal
+   */
+  waitForWire<O extends CallOptions>(
+    options: O,
+    errorContext: InfergateErrorOptions = {},
+  ): Promise<LoadedForCall<O>> {
+    return waitForGrpcWire(options, this.options.timeoutMs, { endpoint: this.address, ...errorContext });
   }
 
   /** The request for the http2 engine: frame header in front, large tensors as their own chunks. */
@@ -337,8 +381,9 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   /**
    * Opens a ModelStreamInfer call (bidirectional): metadata, deadline, span and abort wiring.
    * Callers write serialized requests with `encodeStreamRequest` and read ModelStreamInferResponse.
-   * The decoder of those messages loads with the process's first call: open this after a call, or
-   * after `await transport.ready()`; before, it throws FAILED_PRECONDITION.
+   * The decoder of those messages loads with the process's first call other than an inference on
+   * the http2 engine (which needs none of it): open this after such a call, or after
+   * `await transport.ready()`; before, it throws FAILED_PRECONDITION.
    */
   openStreamCall(options: CallOptions, model?: string): StreamCall {
     this.ensureOpen();
@@ -420,16 +465,18 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     };
     const { signal } = options;
     if (signal?.aborted) throw abortError(signal, context);
-    const wire = loadedGrpcWire() ?? (await loadGrpcWire());
+    let wire = loadedGrpcWire();
+    let callOptions = options;
+    if (wire === undefined) ({ wire, options: callOptions } = await this.waitForWire(options, context));
     const bound = wire.sharedMemoryOutputs(request);
     const stream = this.h2
       ? wire.streamOverH2(
           this.h2,
           this.h2Site,
-          this.h2Request(request, options, STREAM_PARAMETERS),
+          this.h2Request(request, callOptions, STREAM_PARAMETERS),
           request.model,
         )
-      : wire.grpcOneRequestStream(this, request, options);
+      : wire.grpcOneRequestStream(this, request, callOptions);
     yield* wire.readStream(stream, bound, context, async (error) =>
       explainFailedConnect(this.streamError(error, signal, context), this.endpoints, signal),
     );
@@ -444,6 +491,6 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     await this.sharedMemory?.close();
     this.closed = true;
     this.h2?.close();
-    this.client.close();
+    this.#client?.close();
   }
 }

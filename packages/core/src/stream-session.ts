@@ -3,7 +3,7 @@ import type { ModelStreamInferResponse } from './gen/grpc_service_pb.js';
 import type { GrpcTransport, StreamCall } from './grpc-transport.js';
 import { buildInferRequest, type InferOptions } from './infer-request.js';
 import type * as GrpcWire from './internal/grpc-wire.js';
-import { loadedGrpcWire, loadGrpcWire } from './internal/lazy-modules.js';
+import { loadedGrpcWire } from './internal/lazy-modules.js';
 import { classifyStreamError } from './internal/triton-messages.js';
 import type { Parameters } from './parameters.js';
 import { InferResult } from './result.js';
@@ -56,9 +56,10 @@ export class StreamSession {
     return this.#pending.size;
   }
 
-  private open(): StreamCall {
+  /** The session's stream, opened with `options` (the session's, less the time its first write waited). */
+  private open(options: CallOptions = this.#options): StreamCall {
     if (this.#stream) return this.#stream;
-    const stream = this.#grpc.openStreamCall(this.#options);
+    const stream = this.#grpc.openStreamCall(options);
     this.#stream = stream;
     this.#ended = new Promise<void>((resolve) => {
       stream.call.on('data', (message: ModelStreamInferResponse) => this.onMessage(message));
@@ -170,13 +171,14 @@ export class StreamSession {
   private writeOnceLoaded(pending: Pending, request: InferRequest, bytes: Buffer): void {
     this.#waitingWrites++;
     this.#opening = (this.#opening ?? Promise.resolve())
-      .then(loadGrpcWire)
+      // Within the session's deadline and abort signal: either ends the wait, and the session.
+      .then(() => this.#grpc.waitForWire(this.#options))
       .then(
         (loaded) => {
           // Cancelled or failed while the code loaded: nothing to send.
           if (pending.done) return;
-          pending.bound = loaded.sharedMemoryOutputs(request);
-          this.open().call.write(bytes);
+          pending.bound = loaded.wire.sharedMemoryOutputs(request);
+          this.open(loaded.options).call.write(bytes);
         },
         (error: unknown) => this.fail(InfergateError.from(error)),
       )

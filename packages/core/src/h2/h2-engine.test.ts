@@ -118,6 +118,28 @@ describe('engine "http2"', () => {
     }
   });
 
+  it('reads an answer with parameters, which the hand-written reader leaves to the protobuf runtime', async () => {
+    // The first call of this file that needs grpc-wire.ts: it loads once the answer is in.
+    const withParameters = toBinary(
+      ModelInferResponseSchema,
+      create(ModelInferResponseSchema, {
+        modelName: 'm',
+        parameters: { sequence_end: { parameterChoice: { case: 'boolParam', value: true } } },
+        outputs: [{ name: 'OUT', datatype: 'UINT8', shape: [1n] }],
+        rawOutputContents: [new Uint8Array([5])],
+      }),
+    );
+    behaviour = (stream) => ok(stream, withParameters);
+    const t = transport({ timeoutMs: 5000 });
+    try {
+      const response = await t.infer({ model: 'm', inputs: input }, {});
+      expect(response.parameters).toEqual({ sequence_end: true });
+      expect(Array.from(response.outputs[0]?.raw ?? [])).toEqual([5]);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('maps a trailers-only error with its message and grpc-status-details-bin', async () => {
     const details = Buffer.from([8, 5, 18, 4, 0x67, 0x6f, 0x6e, 0x65]);
     behaviour = (stream) =>

@@ -4,7 +4,7 @@
 // time. Nothing outside this module's own graph may import these modules with a value import.
 export { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 export { GRPCInferenceService, ModelStreamInferResponseSchema } from '../gen/grpc_service_pb.js';
-export { inferOverH2, streamOverH2 } from '../h2/h2-infer.js';
+export { streamOverH2 } from '../h2/stream-over-h2.js';
 export { loadModel, repositoryIndex, unloadModel } from '../repository.js';
 export { getLogSettings, getTraceSettings, updateLogSettings, updateTraceSettings } from '../settings.js';
 export {
@@ -20,5 +20,4 @@ export {
   parseModelInferResponse,
   sharedMemoryOutputs,
 } from './infer-wire.js';
-export { explainLostMessage, lostMessage } from './lost-message.js';
 export { grpcOneRequestStream, readStream } from './read-stream.js';

@@ -28,12 +28,29 @@ export function loadOtel(): typeof OtelApi {
   return otel;
 }
 
+/**
+ * The global where the OpenTelemetry API 1.x (our peer range) keeps everything an application
+ * registers: TracerProvider, MeterProvider, propagator, context manager. The first registration
+ * makes it.
+ */
+const OTEL_API_GLOBAL = Symbol.for('opentelemetry.js.api.1');
+
+/**
+ * False while nothing was ever registered with the OpenTelemetry API in this process: every API
+ * call is then a no-op, so a call's span and metric can be skipped without loading the API (about
+ * 30 ms of a process's first call). Asked per call, so an SDK registered later is used from then on.
+ */
+export function otelRegistered(): boolean {
+  return (globalThis as Record<symbol, unknown>)[OTEL_API_GLOBAL] !== undefined;
+}
+
 export function loadZod(): typeof Zod.z {
   zod ??= (requireFromHere('zod') as typeof Zod).z;
   return zod;
 }
 
 let grpcWire: typeof GrpcWire | undefined;
+let importGrpcWire = (): Promise<typeof GrpcWire> => import('./grpc-wire.js');
 let grpcWireLoading: Promise<typeof GrpcWire> | undefined;
 
 /**
@@ -46,7 +63,7 @@ let grpcWireLoading: Promise<typeof GrpcWire> | undefined;
  * the hot paths. Decision 0024.
  */
 export function loadGrpcWire(): Promise<typeof GrpcWire> {
-  grpcWireLoading ??= import('./grpc-wire.js').then((loaded) => {
+  grpcWireLoading ??= importGrpcWire().then((loaded) => {
     grpcWire = loaded;
     return loaded;
   });
@@ -56,4 +73,14 @@ export function loadGrpcWire(): Promise<typeof GrpcWire> {
 /** grpc-wire.ts once `loadGrpcWire` has loaded it; undefined before. */
 export function loadedGrpcWire(): typeof GrpcWire | undefined {
   return grpcWire;
+}
+
+/**
+ * For tests of what a call does while grpc-wire.ts loads (a load that is slow, or never ends): the
+ * process's next load goes through `load`, and whatever had loaded is forgotten.
+ */
+export function replaceGrpcWireLoaderForTesting(load: () => Promise<typeof GrpcWire>): void {
+  importGrpcWire = load;
+  grpcWire = undefined;
+  grpcWireLoading = undefined;
 }

@@ -1,6 +1,4 @@
-import { create } from '@bufbuild/protobuf';
 import { ErrorCode, InfergateError } from '../errors.js';
-import { GRPCInferenceService } from '../gen/grpc_service_pb.js';
 import type { GrpcTransport } from '../grpc-transport.js';
 import type { InferRequest } from '../transport.js';
 
@@ -55,13 +53,15 @@ export async function explainLostMessage(
     );
   let metadata: { inputs: { name: string; datatype: string; shape: bigint[] }[] };
   try {
+    // The descriptors are in grpc-wire.ts, which an http2-engine process may not have loaded yet.
+    const { wire, options } = await transport.waitForWire({
+      signal: AbortSignal.timeout(METADATA_TIMEOUT_MS),
+    });
+    const method = wire.GRPCInferenceService.method.modelMetadata;
     metadata = await transport.unary(
-      GRPCInferenceService.method.modelMetadata,
-      create(GRPCInferenceService.method.modelMetadata.input, {
-        name: request.model,
-        version: request.modelVersion ?? '',
-      }),
-      { signal: AbortSignal.timeout(METADATA_TIMEOUT_MS) },
+      method,
+      wire.create(method.input, { name: request.model, version: request.modelVersion ?? '' }),
+      options,
     );
   } catch {
     return rebuild('Triton rejected the request as invalid', {});

@@ -1,10 +1,10 @@
 import { ErrorCode, InfergateError, type InfergateErrorOptions } from '../errors.js';
 import type { ModelStreamInferResponse } from '../gen/grpc_service_pb.js';
 import type { GrpcTransport } from '../grpc-transport.js';
-import type { OneRequestStream } from '../h2/h2-infer.js';
+import type { OneRequestStream } from '../h2/stream-over-h2.js';
 import type { Parameters } from '../parameters.js';
 import type { CallOptions, InferRequest, InferResponse } from '../transport.js';
-import { fromModelInferResponse } from './infer-wire.js';
+import { fromModelInferResponse } from './infer-response.js';
 import { classifyStreamError } from './triton-messages.js';
 
 /**

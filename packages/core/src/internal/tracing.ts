@@ -2,7 +2,7 @@ import type { Attributes, Span, TextMapSetter } from '@opentelemetry/api';
 import type { InfergateError } from '../errors.js';
 import { sdkTracer } from '../sdk-tracer.js';
 import { VERSION } from '../version.js';
-import { loadOtel } from './lazy-modules.js';
+import { loadOtel, otelRegistered } from './lazy-modules.js';
 import { GRPC_STATUS_NAMES, recordRpcDuration, rpcInstruments } from './rpc-metrics.js';
 import { rpcSemconv } from './semconv-stability.js';
 
@@ -53,7 +53,8 @@ export function startRpcSpan<Carrier>(
   setter: TextMapSetter<Carrier>,
   model?: string,
 ): RpcSpan {
-  if (!enabled) return noopSpan;
+  // Nothing registered with the API: it would only hand out no-ops (and cost its load on a first call).
+  if (!enabled || !otelRegistered()) return noopSpan;
   const { context, propagation, SpanKind, SpanStatusCode, trace } = loadOtel();
   const tracer = sdkTracer('@infergate/core', VERSION);
   const measured = method !== STREAMING_METHOD && rpcInstruments() !== undefined;

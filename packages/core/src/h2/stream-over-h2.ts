@@ -1,17 +1,14 @@
+// ModelStreamInfer with one request on the http2 engine; in grpc-wire.ts, as it decodes with the protobuf runtime.
 import { fromBinary } from '@bufbuild/protobuf';
-import { abortError, type InfergateError, type InfergateErrorOptions } from '../errors.js';
+import type { InfergateError } from '../errors.js';
 import {
   GRPCInferenceService,
-  type ModelInferResponse,
   type ModelStreamInferResponse,
   ModelStreamInferResponseSchema,
 } from '../gen/grpc_service_pb.js';
-import { fromGrpcStatus } from '../grpc-status.js';
-import { explainFailedConnect } from '../internal/http1-probe.js';
-import { parseModelInferResponse } from '../internal/infer-wire.js';
 import { headersSetter, RPC_SERVICE, startRpcSpan } from '../internal/tracing.js';
-import type { Endpoint } from '../options.js';
 import { type H2Engine, H2StatusError } from './h2-engine.js';
+import type { H2Request, H2Site } from './infer-over-h2.js';
 
 /** One request on ModelStreamInfer, whichever engine carries it. */
 export interface OneRequestStream {
@@ -20,58 +17,7 @@ export interface OneRequestStream {
   end(failure?: InfergateError): void;
 }
 
-/** A request ready for the http2 engine: framed chunks, metadata and deadline. */
-export interface H2Request {
-  chunks: readonly Uint8Array[];
-  headers: Record<string, string>;
-  timeoutMs: number | undefined;
-  signal: AbortSignal | undefined;
-}
-
-/** What the calls need to know of the transport that makes them. */
-export interface H2Site {
-  endpoint: Endpoint;
-  endpoints: readonly Endpoint[];
-  tracing: boolean;
-  maxMessageBytes: number;
-}
-
 const methodPath = (name: string) => `/${RPC_SERVICE}/${name}`;
-// Made once, not per call.
-const INFER_METHOD = GRPCInferenceService.method.modelInfer.name;
-const INFER_PATH = methodPath(INFER_METHOD);
-
-/** ModelInfer on the http2 engine, with the grpc-js path's span and error mapping. */
-export function inferOverH2(
-  engine: H2Engine,
-  site: H2Site,
-  request: H2Request,
-  model: string,
-  context: InfergateErrorOptions,
-): Promise<ModelInferResponse> {
-  if (request.signal?.aborted) throw abortError(request.signal, context);
-  const span = startRpcSpan(site.tracing, INFER_METHOD, site.endpoint, request.headers, headersSetter, model);
-  const { signal } = request;
-  return engine
-    .unary(request.chunks, {
-      path: INFER_PATH,
-      headers: request.headers,
-      timeoutMs: request.timeoutMs,
-      signal,
-      maxMessageBytes: site.maxMessageBytes,
-    })
-    .then(
-      (bytes) => {
-        span.end(undefined, 0);
-        return parseModelInferResponse(bytes);
-      },
-      async (error: H2StatusError) => {
-        const mapped = signal?.aborted ? abortError(signal, context) : fromGrpcStatus(error, context);
-        span.end(mapped, error.code);
-        throw await explainFailedConnect(mapped, site.endpoints, signal);
-      },
-    );
-}
 
 /** ModelStreamInfer with one request on the http2 engine (stream sessions stay on grpc-js). */
 export function streamOverH2(
