@@ -5,7 +5,8 @@ import type { GrpcTransport } from '../grpc-transport.js';
 import { SystemSharedMemoryRegion } from '../system-shared-memory.js';
 import { type EncodedTensor, inSharedMemory, sharedMemoryParameters } from '../tensor.js';
 import type { InferRequest } from '../transport.js';
-import { loadGrpcWire } from './lazy-modules.js';
+import type * as GrpcWire from './grpc-wire.js';
+import { waitForGrpcWire } from './wait-for-grpc-wire.js';
 
 export interface StagerOptions {
   /** Inputs at least this large travel through shared memory. */
@@ -112,11 +113,12 @@ export class SharedMemoryStager {
         return false;
       }
       try {
-        const { create, GRPCInferenceService } = await loadGrpcWire();
+        const signal = AbortSignal.timeout(PROBE_TIMEOUT_MS);
+        const { create, GRPCInferenceService } = await loadWithin(signal);
         const metadata = await this.#grpc.unary(
           GRPCInferenceService.method.serverMetadata,
           create(GRPCInferenceService.method.serverMetadata.input),
-          { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) },
+          { signal },
         );
         const listed = metadata.extensions.includes(Extension.SystemSharedMemory);
         if (!listed) this.#reason = 'the server does not list system_shared_memory';
@@ -149,11 +151,12 @@ export class SharedMemoryStager {
     const region = SystemSharedMemoryRegion.create({ byteSize: size });
     const pooled = { region, name: `${this.#namePrefix}${++this.#sequence}` };
     try {
-      const { registerSystemSharedMemory } = await loadGrpcWire();
+      const signal = AbortSignal.timeout(PROBE_TIMEOUT_MS);
+      const { registerSystemSharedMemory } = await loadWithin(signal);
       await registerSystemSharedMemory(
         this.#grpc,
         { name: pooled.name, key: region.key, byteSize: size },
-        { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) },
+        { signal },
       );
     } catch (error) {
       // The server cannot map our /dev/shm (another container or host): stop trying.
@@ -169,10 +172,9 @@ export class SharedMemoryStager {
   private async discard(pooled: PooledRegion): Promise<void> {
     this.#all.delete(pooled);
     try {
-      const { unregisterSharedMemory } = await loadGrpcWire();
-      await unregisterSharedMemory(this.#grpc, 'system', pooled.name, {
-        signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
-      });
+      const signal = AbortSignal.timeout(PROBE_TIMEOUT_MS);
+      const { unregisterSharedMemory } = await loadWithin(signal);
+      await unregisterSharedMemory(this.#grpc, 'system', pooled.name, { signal });
     } catch {
       // best effort: the server forgets regions whose files are gone
     }
@@ -224,4 +226,12 @@ export class SharedMemoryStager {
     this.#free.length = 0;
     await Promise.all(all.map((pooled) => this.discard(pooled)));
   }
+}
+
+/**
+ * The gRPC message code, loaded within `signal` (the probe's or registration's own bound): the
+ * load counts toward it, so no step of the shared-memory path waits unbounded.
+ */
+async function loadWithin(signal: AbortSignal): Promise<typeof GrpcWire> {
+  return (await waitForGrpcWire({ signal }, undefined, {})).wire;
 }

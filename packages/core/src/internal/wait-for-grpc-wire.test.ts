@@ -109,4 +109,18 @@ describe('a call made while the gRPC message code loads', () => {
     finish();
     expect((await waiting).options).toEqual({});
   });
+
+  it("gives up the shared-memory path within its probe's bound, and the call goes on without it", async () => {
+    replaceGrpcWireLoaderForTesting(never);
+    // A local server, so the stager probes it (its metadata, for the extension) before a large input.
+    const client = createTritonClient({ url: NOWHERE, enableGpuIpc: true });
+    const large = new Float32Array(512 * 1024); // 2 MiB, over the 1 MiB threshold
+    const error = await failure(
+      client.infer('identity', [{ name: 'INPUT0', datatype: 'FP32', shape: [1, large.length], data: large }]),
+    );
+    // The default engine's infer needs no message code: past the stager, it fails to connect.
+    expect(error.code).toBe(ErrorCode.Unavailable);
+    expect(client.grpc.sharedMemory?.stats.lastFallbackReason).toMatch(/probe failed/);
+    await client.close();
+  });
 });
