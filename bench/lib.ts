@@ -106,3 +106,34 @@ export async function closedLoop(
   if (sample.errors > 0) throw new Error(`${sample.errors} calls failed: ${sample.firstError}`);
   return { perSec: sample.completed / (sample.elapsedMs / 1000), latencies: sample.latencies };
 }
+
+/**
+ * `concurrency` callers each calling `call` in a closed loop for `ms`: calls completed, the wall time
+ * they took and this process's user and system CPU over it (ms). For the profiling scripts that split
+ * a client's CPU per call from a server's.
+ */
+export async function cpuTimedLoop(
+  concurrency: number,
+  ms: number,
+  call: () => Promise<unknown>,
+): Promise<{ calls: number; elapsedMs: number; userMs: number; systemMs: number }> {
+  let calls = 0;
+  const end = performance.now() + ms;
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        await call();
+        calls++;
+      }
+    }),
+  );
+  const used = process.cpuUsage(cpu);
+  return {
+    calls,
+    elapsedMs: performance.now() - start,
+    userMs: used.user / 1000,
+    systemMs: used.system / 1000,
+  };
+}

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { createTritonClient } from '@infergate/core';
-import { flag, ROOT } from './lib.js';
+import { cpuTimedLoop, flag, ROOT } from './lib.js';
 
 const arms = (flag('arms') ?? 'core').split(',');
 const rounds = Number(flag('rounds') ?? 1);
@@ -56,26 +56,8 @@ async function coreWindow(url: string, ms: number, onStart: () => void): Promise
         while (performance.now() < warm) await client.infer('identity', inputs);
       }),
     );
-    let calls = 0;
     onStart();
-    const end = performance.now() + ms;
-    const cpu = process.cpuUsage();
-    const start = performance.now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (performance.now() < end) {
-          await client.infer('identity', inputs);
-          calls++;
-        }
-      }),
-    );
-    const used = process.cpuUsage(cpu);
-    return {
-      calls,
-      elapsedMs: performance.now() - start,
-      userMs: used.user / 1000,
-      systemMs: used.system / 1000,
-    };
+    return await cpuTimedLoop(concurrency, ms, () => client.infer('identity', inputs));
   } finally {
     await client.close();
   }

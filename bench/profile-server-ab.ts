@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { createTritonClient } from '@infergate/core';
-import { flag, ROOT } from './lib.js';
+import { cpuTimedLoop, flag, ROOT } from './lib.js';
 
 const before = flag('before');
 if (before === undefined) throw new Error("--before: the other build's packages/cli/dist/bin.js");
@@ -41,23 +41,11 @@ async function coreWindow(
   const inputs = [{ name: 'INPUT0', datatype: 'FP32' as const, shape: [1, elements], data }];
   try {
     for (let i = 0; i < 20; i++) await client.infer('identity', inputs);
-    let calls = 0;
-    const end = performance.now() + ms;
-    const cpu = process.cpuUsage();
-    const start = performance.now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (performance.now() < end) {
-          await client.infer('identity', inputs);
-          calls++;
-        }
-      }),
-    );
-    const used = process.cpuUsage(cpu);
+    const window = await cpuTimedLoop(concurrency, ms, () => client.infer('identity', inputs));
     return {
-      calls: calls + 20,
-      itemsPerSec: (calls * 1000) / (performance.now() - start),
-      cpuMs: (used.user + used.system) / 1000 / calls,
+      calls: window.calls + 20,
+      itemsPerSec: (window.calls * 1000) / window.elapsedMs,
+      cpuMs: (window.userMs + window.systemMs) / window.calls,
     };
   } finally {
     await client.close();
