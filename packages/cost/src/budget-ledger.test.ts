@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { ReserveRequest, SettleRequest } from './budget-store.js';
 import { CostTracker } from './cost-tracker.js';
+import { MemoryBudgetStore } from './memory-budget-store.js';
 
 const budgets = [{ id: 'daily', scope: ['tenant' as const], window: 'day' as const, hardLimitUsd: 10 }];
 
@@ -70,5 +72,33 @@ describe('BudgetLedger answers with promises', () => {
       failed = tracker.settle(reservation, null as never);
     }).not.toThrow();
     await expect(failed).rejects.toBeInstanceOf(TypeError);
+  });
+});
+
+describe('BudgetLedger over a subclass of the in-memory store', () => {
+  it("calls the subclass's reserve, settle and release, not the in-memory store's own entry points", async () => {
+    const calls: string[] = [];
+    class CountingStore extends MemoryBudgetStore {
+      override reserve(request: ReserveRequest) {
+        calls.push('reserve');
+        return super.reserve(request);
+      }
+      override settle(request: SettleRequest) {
+        calls.push('settle');
+        super.settle(request);
+      }
+      override release(id: string, now: number) {
+        calls.push('release');
+        super.release(id, now);
+      }
+    }
+    const tracker = new CostTracker({ budgets, store: new CountingStore() });
+    const first = await tracker.reserve({ tenant: 'acme', estimateUsd: 1 });
+    await tracker.settle(first, { costUsd: 0.5 });
+    await tracker.release(await tracker.reserve({ tenant: 'acme', estimateUsd: 1 }));
+    expect(calls).toEqual(['reserve', 'settle', 'reserve', 'release']);
+    const spend = await tracker.spend('daily', { tenant: 'acme' });
+    expect(spend.spentUsd).toBe(0.5);
+    expect(spend.reservedUsd).toBe(0);
   });
 });

@@ -83,7 +83,12 @@ export class BudgetLedger {
     this.#ttlMs = options.ttlMs;
     this.#hooks = options.hooks;
     this.#metrics = options.metrics;
-    this.#memory = options.store instanceof MemoryBudgetStore ? options.store : undefined;
+    // Only the class itself: a subclass may override reserve/settle/release, and its calls must
+    // reach those overrides through the store interface.
+    this.#memory =
+      Object.getPrototypeOf(options.store) === MemoryBudgetStore.prototype
+        ? (options.store as MemoryBudgetStore)
+        : undefined;
   }
 
   get budgets(): readonly Budget[] {
