@@ -129,6 +129,18 @@ const pem = either(
 );
 const interceptor = fc.constant(() => undefined);
 
+const sharedMemoryFields = {
+  thresholdBytes: positiveInteger(),
+  maxRegions: positiveInteger(),
+  maxRegionBytes: positiveInteger(),
+};
+const tlsFields = { ca: pem, cert: pem, key: pem, serverName: either(nonEmpty, text) };
+const keepaliveFields = {
+  timeMs: positiveInteger(),
+  timeoutMs: positiveInteger(),
+  permitWithoutCalls: either(fc.boolean()),
+};
+
 const fields = {
   url: either(
     fc.oneof(urlText, fc.array(urlText, { minLength: 1, maxLength: 3 })),
@@ -141,13 +153,7 @@ const fields = {
   engine: either(fc.constantFrom('grpc-js', 'http2'), fc.constant('http1')),
   compression: either(fc.constantFrom('none', 'deflate', 'gzip'), fc.constant('br')),
   enableGpuIpc: either(fc.boolean()),
-  sharedMemory: either(
-    strictObject({
-      thresholdBytes: positiveInteger(),
-      maxRegions: positiveInteger(),
-      maxRegionBytes: positiveInteger(),
-    }),
-  ),
+  sharedMemory: either(strictObject(sharedMemoryFields)),
   timeoutMs: positiveInteger(),
   headers: either(recordLike(either(safeValue, text)), recordLike(text)),
   accessToken: either(
@@ -155,19 +161,8 @@ const fields = {
     text,
   ),
   accessHeader: either(nonEmpty, text),
-  tls: either(
-    fc.oneof(
-      fc.boolean(),
-      strictObject({ ca: pem, cert: pem, key: pem, serverName: either(nonEmpty, text) }),
-    ),
-  ),
-  keepalive: either(
-    strictObject({
-      timeMs: positiveInteger(),
-      timeoutMs: positiveInteger(),
-      permitWithoutCalls: either(fc.boolean()),
-    }),
-  ),
+  tls: either(fc.oneof(fc.boolean(), strictObject(tlsFields))),
+  keepalive: either(strictObject(keepaliveFields)),
   maxMessageBytes: positiveInteger(2 ** 31 - 1),
   tracing: either(fc.boolean()),
   interceptors: either(
@@ -238,6 +233,15 @@ function expectAgreement(input: unknown): void {
 }
 
 describe('client options without zod', () => {
+  it('generates every field of the schema, so that a new one is held to it too', () => {
+    const shape = clientOptionsSchema().shape;
+    expect(Object.keys(fields)).toEqual(Object.keys(shape));
+    expect(Object.keys(sharedMemoryFields)).toEqual(Object.keys(shape.sharedMemory.unwrap().shape));
+    expect(Object.keys(keepaliveFields)).toEqual(Object.keys(shape.keepalive.unwrap().shape));
+    const tlsObject = shape.tls.unwrap().options[1];
+    expect(Object.keys(tlsFields)).toEqual(Object.keys(tlsObject.shape));
+  });
+
   it('accepts what the zod schema accepts, resolved to the same value, and fails as it does', () => {
     fc.assert(fc.property(options, expectAgreement), { numRuns: 3000 });
   });
