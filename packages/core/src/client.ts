@@ -10,8 +10,7 @@ import { loadedGrpcWire } from './internal/lazy-modules.js';
 import { ServerExtensions } from './internal/server-extensions.js';
 import {
   type ClientOptions,
-  clientOptionsSchema,
-  parseOptions,
+  parseClientOptions,
   type ResolvedClientOptions,
   type ResolvedGrpcTransportOptions,
 } from './options.js';
@@ -77,7 +76,7 @@ export class TritonClient {
 
   constructor(options: ClientOptions & { transport?: InferTransport }) {
     const { transport, ...rest } = options ?? ({} as ClientOptions);
-    this.options = hideSecrets(parseOptions(clientOptionsSchema(), rest, 'client options'));
+    this.options = hideSecrets(parseClientOptions(rest, 'client options'));
     if (this.options.url === undefined && transport === undefined) {
       throw new InfergateError(
         ErrorCode.InvalidArgument,

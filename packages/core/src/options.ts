@@ -2,13 +2,14 @@ import type * as Zod from 'zod';
 import type { z } from 'zod';
 import { ErrorCode, InfergateError } from './errors.js';
 import { assertSafeHeaders } from './header-values.js';
+import { acceptClientOptions, MAX_MESSAGE_BYTES } from './internal/accept-client-options.js';
 import { loadZod } from './internal/lazy-modules.js';
 import { parseOptions } from './parse-options.js';
 import type { Interceptor } from './transport.js';
 
 type ZodNamespace = typeof Zod.z;
 
-export const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
+export { MAX_MESSAGE_BYTES };
 
 /** Builds the client options schema; zod loads on first use (see internal/lazy-modules.ts). */
 function buildClientOptionsSchema(z: ZodNamespace) {
@@ -173,9 +174,18 @@ export type GrpcTransportOptions = Omit<ClientOptions, 'interceptors' | 'url'> &
 /** Resolved options of one gRPC endpoint (a url is known). */
 export type ResolvedGrpcTransportOptions = ResolvedClientOptions & { url: string | string[] };
 
+/**
+ * Validates client options as `parseOptions(clientOptionsSchema(), options, what)` does, with the
+ * same result and the same error, but loads zod only for options it cannot accept at once (valid
+ * ones never need it: a cold start does not pay for loading zod). Decision 0025.
+ */
+export function parseClientOptions(options: unknown, what: string): ResolvedClientOptions {
+  return acceptClientOptions(options) ?? parseOptions(clientOptionsSchema(), options, what);
+}
+
 /** Validates gRPC endpoint options; INVALID_ARGUMENT when `url` is missing or anything is bad. */
 export function parseGrpcTransportOptions(options: unknown, what: string): ResolvedGrpcTransportOptions {
-  const resolved = parseOptions(clientOptionsSchema(), options, what);
+  const resolved = parseClientOptions(options, what);
   if (resolved.url === undefined) {
     throw new InfergateError(ErrorCode.InvalidArgument, `invalid ${what}: url: required`);
   }

@@ -4,10 +4,12 @@ import type * as OtelApi from '@opentelemetry/api';
 import type * as Zod from 'zod';
 import type * as GrpcWire from './grpc-wire.js';
 
-// grpc-js, zod and the OpenTelemetry API are the heaviest imports of this package. They load on first use (the first
-// client or the first validated options), so code that imports core only for its types, errors
-// and codec (the llm, cost and express packages, a serverless handler's cold path) does not pay
-// for them. Both publish CommonJS, so a synchronous require is enough.
+// grpc-js, zod and the OpenTelemetry API are the heaviest imports of this package. They load on first use,
+// so code that imports core only for its types, errors and codec (the llm, cost and express
+// packages, a serverless handler's cold path) does not pay for them. zod's first use is not a
+// client's valid options (internal/accept-client-options.ts reads those, decision 0025) but
+// options it refuses, `clientOptionsSchema()` or the statistics poller. They publish CommonJS, so
+// a synchronous require is enough.
 const requireFromHere = createRequire(import.meta.url);
 
 let grpcJs: typeof GrpcJs | undefined;
