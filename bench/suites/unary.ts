@@ -39,7 +39,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { PerformanceObserver } from 'node:perf_hooks';
+import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { buildInferRequest, createTritonClient, type InputTensor } from '@infergate/core';
 import { summarizeLatencies } from '../../packages/cli/src/perf/latency-summary.js';
@@ -91,6 +91,8 @@ interface Measured {
   p50Ms: number;
   p99Ms: number;
   cpuMsPerCall: number;
+  /** The kernel's part of cpuMsPerCall (socket writes and reads, page faults). */
+  systemMsPerCall?: number;
   /** Node arms: garbage-collection pause time per call (PerformanceObserver 'gc' entries). */
   gcMsPerCall?: number;
   /** Node arms: calls that failed in the window (not in items/s or the latencies). */
@@ -133,13 +135,16 @@ new PerformanceObserver((list) => {
 /** A Node arm's window, with its GC time per call. */
 async function nodeWindow(call: () => Promise<unknown>, concurrency: number, ms: number): Promise<Measured> {
   const gcBefore = gcTotalMs;
+  const cpuBefore = process.cpuUsage();
   const sample = await closedLoopWindow(call, concurrency, ms);
+  const systemMs = process.cpuUsage(cpuBefore).system / 1000;
   // Entries arrive asynchronously: let the observer catch up before reading the total.
   await new Promise((resolve) => setImmediate(resolve));
   if (sample.errors > 0) console.warn(`  ${sample.errors} calls failed: ${sample.firstError}`);
   return {
     ...fromSample(sample),
     gcMsPerCall: (gcTotalMs - gcBefore) / Math.max(1, sample.completed),
+    systemMsPerCall: systemMs / Math.max(1, sample.completed),
     errors: sample.errors,
   };
 }
@@ -173,6 +178,7 @@ function python(
     completed: number;
     elapsedMs: number;
     cpuMs: number;
+    systemMs: number;
     p50Ms: number;
     p99Ms: number;
   };
@@ -182,6 +188,7 @@ function python(
     p50Ms: out.p50Ms,
     p99Ms: out.p99Ms,
     cpuMsPerCall: out.cpuMs / out.completed,
+    systemMsPerCall: out.systemMs / out.completed,
   };
 }
 
@@ -396,6 +403,7 @@ async function measure(target: Target, arms: readonly Arm[], options: RunOptions
             p99Ms: median(runs.map((entry) => entry.p99Ms)),
             extra: {
               cpuMsPerCall: median(runs.map((entry) => entry.cpuMsPerCall)),
+              systemMsPerCall: median(runs.map((entry) => entry.systemMsPerCall ?? Number.NaN)),
               serverCpuMsPerCall: median(runs.map((entry) => entry.serverCpuMsPerCall ?? Number.NaN)),
               ...(arm.startsWith('tc_')
                 ? {}
@@ -477,6 +485,7 @@ export async function run(): Promise<void> {
     }
   }
 
+  const tritonStarted = performance.now();
   const triton = await tritonFor();
   if ('skipped' in triton) {
     console.warn(`unary: the real-Triton half is SKIPPED (no triton_* figures): ${triton.skipped}`);
@@ -498,6 +507,8 @@ export async function run(): Promise<void> {
     } finally {
       await triton.handle?.stop();
     }
+    const took = ((performance.now() - tritonStarted) / 1000).toFixed(0);
+    console.log(`unary: the real-Triton half took ${took} s (Triton's start and stop included)`);
   }
 
   const ratios = { ...unaryRatios(cases), ...unaryRatios(cases, TRITON_PREFIX) };
@@ -507,6 +518,7 @@ export async function run(): Promise<void> {
       case: entry.name,
       'items/s': Math.round(entry.itemsPerSec ?? 0),
       'client cpu ms/call': fixed(entry.extra?.cpuMsPerCall),
+      'of it system': fixed(entry.extra?.systemMsPerCall),
       'server cpu ms/call': fixed(entry.extra?.serverCpuMsPerCall),
       'gc ms/call': fixed(entry.extra?.gcMsPerCall),
     })),
