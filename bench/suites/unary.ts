@@ -473,12 +473,16 @@ export async function run(): Promise<void> {
       versions.server = (await probe.serverMetadata()).name;
       await probe.close();
       console.log(`unary: the reference server (${url}), arms ${referenceArms.join(', ')}`);
+      const started = performance.now();
       cases.push(
         ...(await measure(
           { prefix: '', url, model: 'identity', serverPid: server?.child.pid },
           referenceArms,
           options,
         )),
+      );
+      console.log(
+        `unary: the reference-server half took ${((performance.now() - started) / 1000).toFixed(0)} s`,
       );
     } finally {
       server?.child.kill('SIGTERM');
