@@ -101,6 +101,7 @@ export const notOnNode24 = [
   // Checks of the repository: benchmark summaries, the audit script, the docs' code blocks
   // (type-checked by TypeScript, whatever Node runs it), the tests' own hygiene.
   'test/unit/bench-summary.test.ts',
+  'test/unit/bench-unary-figures.test.ts',
   'test/unit/check-audit.test.ts',
   'test/unit/doc-snippets.test.ts',
   'test/unit/node24-selection.test.ts',

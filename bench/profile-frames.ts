@@ -4,13 +4,15 @@
 // the proxy saw. The server's CPU per call follows the frames it must read and write, so this shows
 // why one client costs the server more than another.
 //   node scripts/bootstrap.mjs --dist bench/profile-frames.ts [--elements 262144] [--concurrency 16]
-//        [--calls 200] [--clients core,tc_aio]
+//        [--calls 200] [--clients core,tc_aio] [--triton]
+// --triton: against real Triton (interop venv) on its plain Python-backend `identity_fp32_py` instead.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, type Socket, connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createTritonClient } from '@infergate/core';
+import { startTriton } from '../test/interop/triton-harness.js';
 import { flag, ROOT } from './lib.js';
 import { startServerProcess } from './server-process.js';
 
@@ -147,7 +149,11 @@ const calls = Number(flag('calls') ?? 200);
 const clients = (flag('clients') ?? 'core,tc_aio').split(',');
 const PYTHON = join(ROOT, 'test/interop/.venv/bin/python');
 
-const { url, child } = await startServerProcess();
+const onTriton = process.argv.includes('--triton');
+const model = onTriton ? 'identity_fp32_py' : 'identity';
+const triton = onTriton ? await startTriton({ models: [model], restrictedEndpoints: [] }) : undefined;
+const reference = triton === undefined ? await startServerProcess() : undefined;
+const url = triton?.grpcAddress ?? (reference?.url as string);
 try {
   for (const name of clients) {
     const proxy = await startProxy(url);
@@ -158,7 +164,7 @@ try {
       let left = calls;
       const caller = async () => {
         while (left-- > 0)
-          await client.infer('identity', [{ name: 'INPUT0', datatype: 'FP32', shape: [1, elements], data }]);
+          await client.infer(model, [{ name: 'INPUT0', datatype: 'FP32', shape: [1, elements], data }]);
       };
       await Promise.all(Array.from({ length: concurrency }, caller));
       await client.close();
@@ -171,7 +177,7 @@ try {
           join(ROOT, 'bench/suites/unary_tritonclient.py'),
           'aio',
           proxy.url,
-          'identity',
+          model,
           String(elements),
           String(concurrency),
           '2',
@@ -196,5 +202,6 @@ try {
     proxy.close();
   }
 } finally {
-  child.kill('SIGTERM');
+  reference?.child.kill('SIGTERM');
+  await triton?.stop();
 }

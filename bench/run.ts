@@ -14,7 +14,14 @@ const available = readdirSync(join(BENCH_DIR, 'suites'))
   .filter((file) => file.endsWith('.ts'))
   .map((file) => file.slice(0, -3))
   .sort();
-const BOOLEAN_FLAGS = new Set(['--quick', '--summary', '--no-triton', '--no-python', '--in-process']);
+const BOOLEAN_FLAGS = new Set([
+  '--quick',
+  '--summary',
+  '--no-triton',
+  '--triton-only',
+  '--no-python',
+  '--in-process',
+]);
 const args = process.argv.slice(2);
 // A word after a `--flag` that takes a value is that value, not a suite.
 const words = args.filter(

@@ -1,10 +1,18 @@
-// Suite `unary`: one inference on `identity` (FP32 [1,16] and [1,262144] = 1 MiB), closed loop at
-// c1/c16/c64, against the reference server in its OWN process (so the client's cost is not hidden by
-// a shared event loop). Arms, interleaved in one run with their order rotated each round:
+// Suite `unary`: one inference on an FP32 identity ([1,16] and [1,262144] = 1 MiB), closed loop at
+// c1/c16/c64, in two halves, each with its arms interleaved and their order rotated each round, after
+// a warm-up:
+//   1. the reference server's `identity` in its OWN process (so the client's cost is not hidden by a
+//      shared event loop): the named figures core_vs_floor_*, core_vs_tritonclient_*;
+//   2. real Triton (the interop venv's tritonserver) on `identity_fp32_py`, a plain Python-backend
+//      model (test/interop/models; no PyTriton proxy, so the server is as cheap as Triton gets):
+//      the same figures prefixed `triton_`, reported without targets. Skipped, and said so, when the
+//      interop venv is missing or with --no-triton; --triton-url HOST:PORT uses a running Triton
+//      that serves identity_fp32_py.
+// Arms:
 //   core         @infergate/core (enableGpuIpc: false), the default engine (http2 since decision 0017)
 //   core_tuned   the same with grpc-js channel options tuned (channelz and retries off)
-//   core_h2      the same with engine: 'http2' named (the default's own code: the spread between
-//                core and core_h2 is the run's noise unless --engine grpc-js)
+//   core_h2      the same with engine: 'http2' named: since it became the default, the same code as
+//                core (the spread between the two is the run's noise); only when named in --arms
 //   core_h2_now, core_h2_immediate
 //                the http2 engine writing each request at once, or holding writes to the next
 //                setImmediate (as node:http2 does), where the engine holds them until the microtask
@@ -12,49 +20,51 @@
 //   floor        bare @grpc/grpc-js sending the same pre-encoded request bytes, no decoding
 //   tc_aio       NVIDIA's tritonclient.grpc.aio (interop venv), one process per window
 //   tc_sync      tritonclient.grpc with one thread and client per caller (for information)
-// Per cell: medians over rounds of items/s, p50, p99 and client CPU per call.
+// Defaults: core, core_tuned, floor, tc_aio, tc_sync against the reference server; core, floor,
+// tc_aio against Triton (bench/unary-figures.ts).
+// Per cell: medians over rounds of items/s, p50, p99 and client CPU per call, and the server's CPU
+// per call (its process tree): what a client's way of sending costs the process that shares the
+// machine with it.
 //   pnpm bench unary [--seconds 2] [--rounds 3] [--url HOST:PORT] [--no-python] [--engine grpc-js|http2]
 //                    [--arms core_h2,floor,tc_aio] [--sizes 16,1MiB] [--concurrency 16,64]
 //                    [--compare packages/core/.tmp/index-before.js]
+//                    [--no-triton | --triton-url HOST:PORT | --triton-only] [--triton-arms core,tc_aio]
 // (--compare adds the arm core_h2_before: the http2 engine from another ESM build of core, e.g. a
 // copy of packages/core/dist/index.js saved before a change, measured side by side with this one;
 // keep the copy inside packages/core, so its imports resolve, and out of dist/, which builds clean.)
 // (--engine sets what the `core` arm, and so the named core_* figures, use; --arms/--sizes/
-// --concurrency narrow the run for profiling work, and the figures they leave out are not written.)
-// With the server in its own process, each cell also records the SERVER's CPU per call: what a
-// client's way of sending costs the process that shares the machine with it.
+// --concurrency narrow the run for profiling work, and the figures they leave out are not written;
+// --triton-only skips the reference-server half.)
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { PerformanceObserver } from 'node:perf_hooks';
+import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { buildInferRequest, createTritonClient } from '@infergate/core';
+import { buildInferRequest, createTritonClient, type InputTensor } from '@infergate/core';
 import { summarizeLatencies } from '../../packages/cli/src/perf/latency-summary.js';
 import { closedLoopWindow, type WindowSample } from '../../packages/cli/src/perf/load-window.js';
 import { serializeInferRequest, toModelInferRequest } from '../../packages/core/src/internal/infer-wire.js';
+import { startTriton, type TritonHandle, VENV_PYTHON } from '../../test/interop/triton-harness.js';
 import { BENCH_DIR, type BenchCase, flag, median, packageVersion, ROOT, report } from '../lib.js';
 import { startServerProcess } from '../server-process.js';
+import {
+  chooseArms,
+  REFERENCE_DEFAULT_ARMS,
+  TRITON_DEFAULT_ARMS,
+  TRITON_PREFIX,
+  UNARY_ARMS,
+  UNARY_CONCURRENCIES,
+  UNARY_SIZES,
+  type UnaryArm,
+  unaryRatios,
+  unknownArms,
+} from '../unary-figures.js';
 
-const SIZES = [
-  { label: '', elements: 16 },
-  { label: '1MiB_', elements: 262_144 },
-] as const;
-const CONCURRENCIES = [1, 16, 64];
-const ARMS = [
-  'core',
-  'core_tuned',
-  'core_h2',
-  'core_h2_now',
-  'core_h2_immediate',
-  'core_h2_before',
-  'floor',
-  'tc_aio',
-  'tc_sync',
-] as const;
-/** Arms run only when --arms names them. */
-const OPT_IN_ARMS: readonly Arm[] = ['core_h2_now', 'core_h2_immediate'];
-type Arm = (typeof ARMS)[number];
+const SIZES = UNARY_SIZES;
+const CONCURRENCIES = UNARY_CONCURRENCIES;
+const ARMS = UNARY_ARMS;
+type Arm = UnaryArm;
 const PYTHON = join(ROOT, 'test/interop/.venv/bin/python');
 const SCRIPT = join(ROOT, 'bench/suites/unary_tritonclient.py');
 const INFER_PATH = '/inference.GRPCInferenceService/ModelInfer';
@@ -81,15 +91,21 @@ interface Measured {
   p50Ms: number;
   p99Ms: number;
   cpuMsPerCall: number;
+  /** The kernel's part of cpuMsPerCall (socket writes and reads, page faults). */
+  systemMsPerCall?: number;
   /** Node arms: garbage-collection pause time per call (PerformanceObserver 'gc' entries). */
   gcMsPerCall?: number;
   /** Node arms: calls that failed in the window (not in items/s or the latencies). */
   errors?: number;
-  /** The reference server's CPU per call in the window (own-process server only). */
+  /** The server's CPU per call in the window (a server this suite started only). */
   serverCpuMsPerCall?: number;
 }
 
-/** Linux: CPU ms (user + system) used so far by `pid` and its descendants (tsx runs the server in a child). */
+/**
+ * Linux: CPU ms (user + system) used so far by `pid` and its descendants: tsx runs the reference
+ * server in a child; PyTriton runs tritonserver and its Python-backend stubs as children, started
+ * from any of its threads (so every thread's children count).
+ */
 function treeCpuMs(pid: number): number {
   let total = 0;
   const visit = (id: number) => {
@@ -98,8 +114,10 @@ function treeCpuMs(pid: number): number {
       const stat = readFileSync(`/proc/${id}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-      const children = readFileSync(`/proc/${id}/task/${id}/children`, 'utf8').trim();
-      for (const child of children ? children.split(' ') : []) visit(Number(child));
+      for (const task of readdirSync(`/proc/${id}/task`)) {
+        const children = readFileSync(`/proc/${id}/task/${task}/children`, 'utf8').trim();
+        for (const child of children ? children.split(' ') : []) visit(Number(child));
+      }
     } catch {
       // Not Linux, or the process is gone: no server figure.
     }
@@ -117,13 +135,16 @@ new PerformanceObserver((list) => {
 /** A Node arm's window, with its GC time per call. */
 async function nodeWindow(call: () => Promise<unknown>, concurrency: number, ms: number): Promise<Measured> {
   const gcBefore = gcTotalMs;
+  const cpuBefore = process.cpuUsage();
   const sample = await closedLoopWindow(call, concurrency, ms);
+  const systemMs = process.cpuUsage(cpuBefore).system / 1000;
   // Entries arrive asynchronously: let the observer catch up before reading the total.
   await new Promise((resolve) => setImmediate(resolve));
   if (sample.errors > 0) console.warn(`  ${sample.errors} calls failed: ${sample.firstError}`);
   return {
     ...fromSample(sample),
     gcMsPerCall: (gcTotalMs - gcBefore) / Math.max(1, sample.completed),
+    systemMsPerCall: systemMs / Math.max(1, sample.completed),
     errors: sample.errors,
   };
 }
@@ -142,13 +163,14 @@ function fromSample(sample: WindowSample): Measured {
 function python(
   mode: 'aio' | 'sync',
   url: string,
+  model: string,
   elements: number,
   concurrency: number,
   seconds: number,
 ): Measured {
   const run = spawnSync(
     PYTHON,
-    [SCRIPT, mode, url, 'identity', String(elements), String(concurrency), String(seconds)],
+    [SCRIPT, mode, url, model, String(elements), String(concurrency), String(seconds)],
     { encoding: 'utf8', timeout: (seconds + 60) * 1000 },
   );
   if (run.status !== 0) throw new Error(`tritonclient ${mode} failed: ${run.stderr || run.error?.message}`);
@@ -156,6 +178,7 @@ function python(
     completed: number;
     elapsedMs: number;
     cpuMs: number;
+    systemMs: number;
     p50Ms: number;
     p99Ms: number;
   };
@@ -165,6 +188,7 @@ function python(
     p50Ms: out.p50Ms,
     p99Ms: out.p99Ms,
     cpuMsPerCall: out.cpuMs / out.completed,
+    systemMsPerCall: out.systemMs / out.completed,
   };
 }
 
@@ -227,133 +251,142 @@ export function unaryChartSvg(cases: readonly BenchCase[]): string {
   return `${parts.join('\n')}\n`;
 }
 
-export async function run(): Promise<void> {
-  const seconds = Number(flag('seconds') ?? 2);
-  const onlyArms = flag('arms')?.split(',');
-  const onlySizes = flag('sizes')?.split(',');
-  const concurrencies = flag('concurrency')?.split(',').map(Number) ?? CONCURRENCIES;
-  const rounds = Number(flag('rounds') ?? 3);
-  const withPython = !process.argv.includes('--no-python') && existsSync(PYTHON);
-  const given = flag('url');
-  const server = given === undefined ? await startServerProcess() : undefined;
-  const url = given ?? (server?.url as string);
-  const grpc = createRequire(join(ROOT, 'packages/core/package.json'))('@grpc/grpc-js') as GrpcModule;
-  const engineFlag = flag('engine');
-  const engine = engineFlag === 'grpc-js' || engineFlag === 'http2' ? engineFlag : undefined;
-  const core = createTritonClient({
-    url,
-    enableGpuIpc: false,
-    timeoutMs: 60_000,
-    ...(engine === undefined ? {} : { engine }),
-  });
-  const coreTuned = createTritonClient({
-    url,
-    enableGpuIpc: false,
-    timeoutMs: 60_000,
-    engine: 'grpc-js',
-    channelOptions: {
-      'grpc.enable_channelz': 0,
-      'grpc.enable_retries': 0,
-      'grpc.per_rpc_retry_buffer_size': 0,
-    },
-  });
-  const coreH2 = createTritonClient({ url, enableGpuIpc: false, timeoutMs: 60_000, engine: 'http2' });
+/** The plain Python-backend FP32 identity the real-Triton half calls (test/interop/models). */
+const TRITON_MODEL = 'identity_fp32_py';
+
+/** One server to measure: the reference server or real Triton. */
+interface Target {
+  /** '' or TRITON_PREFIX: prefixes every case's load and every figure of this half. */
+  prefix: string;
+  url: string;
+  model: string;
+  /** The server's process, when this suite started it: its CPU per call is recorded. */
+  serverPid: number | undefined;
+}
+
+interface RunOptions {
+  seconds: number;
+  rounds: number;
+  sizes: readonly (typeof SIZES)[number][];
+  concurrencies: readonly number[];
+  engine: 'grpc-js' | 'http2' | undefined;
+  compare: string | undefined;
+}
+
+type Call = () => Promise<unknown>;
+interface Closable {
+  infer(model: string, inputs: InputTensor[]): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** The Node arms' clients for one server: only those of the arms measured. */
+async function openClients(
+  url: string,
+  arms: readonly Arm[],
+  options: RunOptions,
+): Promise<{ clients: Map<Arm, Closable>; bare: BareClient | undefined }> {
+  const base = { url, enableGpuIpc: false, timeoutMs: 60_000 } as const;
+  const clients = new Map<Arm, Closable>();
+  const want = (arm: Arm) => arms.includes(arm);
+  if (want('core'))
+    clients.set(
+      'core',
+      createTritonClient({ ...base, ...(options.engine ? { engine: options.engine } : {}) }),
+    );
+  if (want('core_tuned')) {
+    clients.set(
+      'core_tuned',
+      createTritonClient({
+        ...base,
+        engine: 'grpc-js',
+        channelOptions: {
+          'grpc.enable_channelz': 0,
+          'grpc.enable_retries': 0,
+          'grpc.per_rpc_retry_buffer_size': 0,
+        },
+      }),
+    );
+  }
+  if (want('core_h2')) clients.set('core_h2', createTritonClient({ ...base, engine: 'http2' }));
   /** The http2 engine with another write policy (an internal switch read when a client is made). */
   const withPolicy = (policy: 'now' | 'immediate') => {
     process.env.INFERGATE_H2_WRITE_POLICY = policy;
     try {
-      return createTritonClient({ url, enableGpuIpc: false, timeoutMs: 60_000, engine: 'http2' });
+      return createTritonClient({ ...base, engine: 'http2' });
     } finally {
       delete process.env.INFERGATE_H2_WRITE_POLICY;
     }
   };
-  const coreNow = withPolicy('now');
-  const coreImmediate = withPolicy('immediate');
-  const bare = new grpc.Client(url, grpc.credentials.createInsecure());
-  const compare = flag('compare');
-  const arms: Arm[] = ARMS.filter(
-    (arm) =>
-      (withPython || !arm.startsWith('tc_')) &&
-      (compare !== undefined || arm !== 'core_h2_before') &&
-      (OPT_IN_ARMS.includes(arm)
-        ? onlyArms?.includes(arm) === true
-        : onlyArms === undefined || onlyArms.includes(arm) || arm === 'core_h2_before'),
-  );
-  const before =
-    compare === undefined
-      ? undefined
-      : (
-          (await import(pathToFileURL(join(ROOT, compare)).href)) as {
-            createTritonClient: typeof createTritonClient;
-          }
-        ).createTritonClient({ url, enableGpuIpc: false, timeoutMs: 60_000, engine: 'http2' });
-  const sizes = SIZES.filter(
-    (size) => onlySizes === undefined || onlySizes.includes(size.label ? '1MiB' : String(size.elements)),
-  );
-  const serverPid = server?.child.pid;
+  if (want('core_h2_now')) clients.set('core_h2_now', withPolicy('now'));
+  if (want('core_h2_immediate')) clients.set('core_h2_immediate', withPolicy('immediate'));
+  if (want('core_h2_before') && options.compare !== undefined) {
+    const before = (await import(pathToFileURL(join(ROOT, options.compare)).href)) as {
+      createTritonClient: typeof createTritonClient;
+    };
+    clients.set('core_h2_before', before.createTritonClient({ ...base, engine: 'http2' }));
+  }
+  let bare: BareClient | undefined;
+  if (want('floor')) {
+    const grpc = createRequire(join(ROOT, 'packages/core/package.json'))('@grpc/grpc-js') as GrpcModule;
+    bare = new grpc.Client(url, grpc.credentials.createInsecure());
+  }
+  return { clients, bare };
+}
+
+/** One half of the suite: every size × concurrency cell of `arms` against `target`. */
+async function measure(target: Target, arms: readonly Arm[], options: RunOptions): Promise<BenchCase[]> {
+  const { seconds, rounds } = options;
+  const { clients, bare } = await openClients(target.url, arms, options);
   const cells = new Map<string, Measured[]>();
   const cases: BenchCase[] = [];
-  const ratios: Record<string, number> = {};
   try {
-    const serverName = (await core.serverMetadata()).name;
-    for (const size of sizes) {
+    for (const size of options.sizes) {
       const data = Float32Array.from({ length: size.elements }, () => Math.random());
       const inputs = [{ name: 'INPUT0', datatype: 'FP32' as const, shape: [1, size.elements], data }];
-      const request = buildInferRequest('identity', inputs);
+      const request = buildInferRequest(target.model, inputs);
       const bytes = serializeInferRequest(
         toModelInferRequest(request),
         request.inputs.map((input) => ('raw' in input ? (input.raw as Uint8Array) : new Uint8Array())),
       );
-      const coreCall = () => core.infer('identity', inputs);
-      const tunedCall = () => coreTuned.infer('identity', inputs);
-      const h2Call = () => coreH2.infer('identity', inputs);
-      const nowCall = () => coreNow.infer('identity', inputs);
-      const immediateCall = () => coreImmediate.infer('identity', inputs);
-      const beforeCall = () => before?.infer('identity', inputs) as Promise<unknown>;
-      const floorCall = () =>
-        new Promise<Buffer>((resolve, reject) => {
-          bare.makeUnaryRequest(
-            INFER_PATH,
-            (value) => value,
-            (value) => value,
-            bytes,
-            (error, value) => (error ? reject(error) : resolve(value as Buffer)),
-          );
-        });
-      // Warm-up: connections, JIT, the server's first calls.
-      const warm = {
-        core: coreCall,
-        core_tuned: tunedCall,
-        core_h2: h2Call,
-        core_h2_now: nowCall,
-        core_h2_immediate: immediateCall,
-        core_h2_before: beforeCall,
-        floor: floorCall,
-      };
-      for (const [arm, call] of Object.entries(warm)) {
-        if (arms.includes(arm as Arm)) await closedLoopWindow(call, 16, 500);
+      const calls = new Map<Arm, Call>();
+      for (const [arm, client] of clients) calls.set(arm, () => client.infer(target.model, inputs));
+      if (bare !== undefined) {
+        calls.set(
+          'floor',
+          () =>
+            new Promise<Buffer>((resolve, reject) => {
+              bare.makeUnaryRequest(
+                INFER_PATH,
+                (value) => value,
+                (value) => value,
+                bytes,
+                (error, value) => (error ? reject(error) : resolve(value as Buffer)),
+              );
+            }),
+        );
       }
-      for (const concurrency of concurrencies) {
+      // Warm-up: connections, JIT, the server's first calls (tritonclient warms up in its process).
+      for (const call of calls.values()) await closedLoopWindow(call, 16, 500);
+      for (const concurrency of options.concurrencies) {
         for (let round = 0; round < rounds; round++) {
           const order = arms.map((_, index) => arms[(index + round) % arms.length] as Arm);
           for (const arm of order) {
-            let measured: Measured;
-            const serverBefore = serverPid === undefined ? 0 : treeCpuMs(serverPid);
-            if (arm === 'core') measured = await nodeWindow(coreCall, concurrency, seconds * 1000);
-            else if (arm === 'core_tuned')
-              measured = await nodeWindow(tunedCall, concurrency, seconds * 1000);
-            else if (arm === 'core_h2') measured = await nodeWindow(h2Call, concurrency, seconds * 1000);
-            else if (arm === 'core_h2_now') measured = await nodeWindow(nowCall, concurrency, seconds * 1000);
-            else if (arm === 'core_h2_immediate')
-              measured = await nodeWindow(immediateCall, concurrency, seconds * 1000);
-            else if (arm === 'core_h2_before')
-              measured = await nodeWindow(beforeCall, concurrency, seconds * 1000);
-            else if (arm === 'floor') measured = await nodeWindow(floorCall, concurrency, seconds * 1000);
-            else
-              measured = python(arm === 'tc_aio' ? 'aio' : 'sync', url, size.elements, concurrency, seconds);
-            if (serverPid !== undefined) {
+            const serverBefore = target.serverPid === undefined ? 0 : treeCpuMs(target.serverPid);
+            const call = calls.get(arm);
+            const measured =
+              call !== undefined
+                ? await nodeWindow(call, concurrency, seconds * 1000)
+                : python(
+                    arm === 'tc_aio' ? 'aio' : 'sync',
+                    target.url,
+                    target.model,
+                    size.elements,
+                    concurrency,
+                    seconds,
+                  );
+            if (target.serverPid !== undefined) {
               measured.serverCpuMsPerCall =
-                (treeCpuMs(serverPid) - serverBefore) / Math.max(1, measured.calls);
+                (treeCpuMs(target.serverPid) - serverBefore) / Math.max(1, measured.calls);
             }
             const key = `${arm} ${size.label}c${concurrency}`;
             cells.set(key, [...(cells.get(key) ?? []), measured]);
@@ -362,14 +395,15 @@ export async function run(): Promise<void> {
         for (const arm of arms) {
           const runs = cells.get(`${arm} ${size.label}c${concurrency}`) ?? [];
           cases.push({
-            name: `${arm} ${size.label || 'FP32[1,16]_'}c${concurrency}`,
+            name: `${target.prefix ? 'triton ' : ''}${arm} ${size.label || 'FP32[1,16]_'}c${concurrency}`,
             arm,
-            load: `${size.label}c${concurrency}`,
+            load: `${target.prefix}${size.label}c${concurrency}`,
             itemsPerSec: median(runs.map((entry) => entry.itemsPerSec)),
             p50Ms: median(runs.map((entry) => entry.p50Ms)),
             p99Ms: median(runs.map((entry) => entry.p99Ms)),
             extra: {
               cpuMsPerCall: median(runs.map((entry) => entry.cpuMsPerCall)),
+              systemMsPerCall: median(runs.map((entry) => entry.systemMsPerCall ?? Number.NaN)),
               serverCpuMsPerCall: median(runs.map((entry) => entry.serverCpuMsPerCall ?? Number.NaN)),
               ...(arm.startsWith('tc_')
                 ? {}
@@ -380,75 +414,159 @@ export async function run(): Promise<void> {
         }
       }
     }
-    const cell = (arm: Arm, load: string) => cases.find((entry) => entry.arm === arm && entry.load === load);
-    const itemsRatio = (a: Arm, b: Arm, load: string) =>
-      (cell(a, load)?.itemsPerSec ?? Number.NaN) / (cell(b, load)?.itemsPerSec ?? Number.NaN);
-    for (const size of SIZES) {
-      for (const concurrency of CONCURRENCIES) {
-        const load = `${size.label}c${concurrency}`;
-        ratios[`core_vs_floor_${load}`] = itemsRatio('core', 'floor', load);
-        ratios[`core_h2_vs_floor_${load}`] = itemsRatio('core_h2', 'floor', load);
-        ratios[`core_h2_vs_core_${load}`] = itemsRatio('core_h2', 'core', load);
-        ratios[`core_h2_vs_before_${load}`] = itemsRatio('core_h2', 'core_h2_before', load);
-        ratios[`core_h2_cpu_vs_before_${load}`] =
-          ((cell('core_h2', load)?.extra?.cpuMsPerCall as number) ?? Number.NaN) /
-          ((cell('core_h2_before', load)?.extra?.cpuMsPerCall as number) ?? Number.NaN);
-        ratios[`core_h2_now_vs_core_h2_${load}`] = itemsRatio('core_h2_now', 'core_h2', load);
-        ratios[`core_h2_immediate_vs_core_h2_${load}`] = itemsRatio('core_h2_immediate', 'core_h2', load);
-        ratios[`core_tuned_vs_core_${load}`] = itemsRatio('core_tuned', 'core', load);
-        if (withPython && concurrency > 1) {
-          ratios[`core_vs_tritonclient_${load}`] = itemsRatio('core', 'tc_aio', load);
-          ratios[`core_h2_vs_tritonclient_${load}`] = itemsRatio('core_h2', 'tc_aio', load);
-          ratios[`core_h2_before_vs_tritonclient_${load}`] = itemsRatio('core_h2_before', 'tc_aio', load);
-        }
-      }
-    }
-    if (withPython) {
-      const cpu = (arm: Arm) => cell(arm, 'c16')?.extra?.cpuMsPerCall as number;
-      ratios.core_cpu_vs_tritonclient_c16 = cpu('core') / cpu('tc_aio');
-      ratios.core_h2_cpu_vs_tritonclient_c16 = cpu('core_h2') / cpu('tc_aio');
-    }
-    // A narrowed run leaves some arms out: drop the figures it could not compute.
-    for (const [key, value] of Object.entries(ratios)) if (!Number.isFinite(value)) delete ratios[key];
-    const fixed = (value: unknown) => (typeof value === 'number' ? Number(value.toFixed(4)) : '');
-    console.table(
-      cases.map((entry) => ({
-        case: entry.name,
-        'items/s': Math.round(entry.itemsPerSec ?? 0),
-        'client cpu ms/call': fixed(entry.extra?.cpuMsPerCall),
-        'server cpu ms/call': fixed(entry.extra?.serverCpuMsPerCall),
-        'gc ms/call': fixed(entry.extra?.gcMsPerCall),
-      })),
-    );
-    writeFileSync(join(BENCH_DIR, 'results', 'unary.svg'), unaryChartSvg(cases));
-    report({
-      suite: 'unary',
-      versions: { '@infergate/core': packageVersion('core'), server: serverName },
-      cases,
-      ratios,
-      targets: {
-        core_vs_floor_c1: '>= 0.9',
-        core_vs_floor_c16: '>= 0.9',
-        core_vs_floor_c64: '>= 0.9',
-        core_vs_floor_1MiB_c1: '>= 0.9',
-        core_vs_floor_1MiB_c16: '>= 0.9',
-        core_vs_floor_1MiB_c64: '>= 0.9',
-        core_vs_tritonclient_c16: '>= 1.0 (aim 1.5)',
-        core_vs_tritonclient_c64: '>= 1.0 (aim 1.5)',
-        core_vs_tritonclient_1MiB_c16: '>= 1.0 (aim 1.5)',
-        core_vs_tritonclient_1MiB_c64: '>= 1.0 (aim 1.5)',
-        core_cpu_vs_tritonclient_c16: '<= 1.0',
-      },
-      command: `pnpm bench unary --seconds ${seconds} --rounds ${rounds}${given ? ` --url ${given}` : ''}${engine === undefined ? '' : ` --engine ${engine}`}${compare ? ` --compare ${compare}` : ''}`,
-    });
   } finally {
-    bare.close();
-    await core.close();
-    await coreTuned.close();
-    await coreH2.close();
-    await coreNow.close();
-    await coreImmediate.close();
-    await before?.close();
-    server?.child.kill('SIGTERM');
+    bare?.close();
+    for (const client of clients.values()) await client.close();
   }
+  return cases;
+}
+
+/** Real Triton for the second half: the given URL, else one started from the interop venv, else why not. */
+async function tritonFor(): Promise<{ url: string; handle?: TritonHandle } | { skipped: string }> {
+  const given = flag('triton-url');
+  if (given !== undefined) return { url: given };
+  if (process.argv.includes('--no-triton')) return { skipped: '--no-triton' };
+  if (!existsSync(VENV_PYTHON)) {
+    return {
+      skipped: `no interop venv at ${VENV_PYTHON} (bash test/interop/setup-venv.sh creates it, with tritonserver and tritonclient)`,
+    };
+  }
+  try {
+    const handle = await startTriton({ models: [TRITON_MODEL], restrictedEndpoints: [] });
+    return { url: handle.grpcAddress, handle };
+  } catch (error) {
+    return { skipped: `Triton did not start: ${(error as Error).message}` };
+  }
+}
+
+export async function run(): Promise<void> {
+  const named = flag('arms')?.split(',');
+  const tritonNamed = flag('triton-arms')?.split(',') ?? named;
+  const typos = [...unknownArms(named), ...unknownArms(tritonNamed)];
+  if (typos.length > 0) throw new Error(`unknown arm(s) ${typos.join(', ')}; arms: ${UNARY_ARMS.join(', ')}`);
+  const onlySizes = flag('sizes')?.split(',');
+  const engineFlag = flag('engine');
+  const options: RunOptions = {
+    seconds: Number(flag('seconds') ?? 2),
+    rounds: Number(flag('rounds') ?? 3),
+    sizes: SIZES.filter(
+      (size) => onlySizes === undefined || onlySizes.includes(size.label ? '1MiB' : String(size.elements)),
+    ),
+    concurrencies: flag('concurrency')?.split(',').map(Number) ?? CONCURRENCIES,
+    engine: engineFlag === 'grpc-js' || engineFlag === 'http2' ? engineFlag : undefined,
+    compare: flag('compare'),
+  };
+  const withPython = !process.argv.includes('--no-python') && existsSync(PYTHON);
+  const compare = options.compare !== undefined;
+  const referenceArms = chooseArms({ named, defaults: REFERENCE_DEFAULT_ARMS, withPython, compare });
+  const tritonArms = chooseArms({ named: tritonNamed, defaults: TRITON_DEFAULT_ARMS, withPython, compare });
+  if (!withPython) console.warn(`unary: no tritonclient arms (${PYTHON} missing or --no-python)`);
+  const cases: BenchCase[] = [];
+  const versions: Record<string, string> = { '@infergate/core': packageVersion('core') };
+
+  const given = flag('url');
+  if (!process.argv.includes('--triton-only')) {
+    const server = given === undefined ? await startServerProcess() : undefined;
+    const url = given ?? (server?.url as string);
+    try {
+      const probe = createTritonClient({ url, enableGpuIpc: false });
+      versions.server = (await probe.serverMetadata()).name;
+      await probe.close();
+      console.log(`unary: the reference server (${url}), arms ${referenceArms.join(', ')}`);
+      const started = performance.now();
+      cases.push(
+        ...(await measure(
+          { prefix: '', url, model: 'identity', serverPid: server?.child.pid },
+          referenceArms,
+          options,
+        )),
+      );
+      console.log(
+        `unary: the reference-server half took ${((performance.now() - started) / 1000).toFixed(0)} s`,
+      );
+    } finally {
+      server?.child.kill('SIGTERM');
+    }
+  }
+
+  const tritonStarted = performance.now();
+  const triton = await tritonFor();
+  if ('skipped' in triton) {
+    console.warn(`unary: the real-Triton half is SKIPPED (no triton_* figures): ${triton.skipped}`);
+  } else {
+    try {
+      const probe = createTritonClient({ url: triton.url, enableGpuIpc: false });
+      versions.triton = (await probe.serverMetadata()).version;
+      await probe.close();
+      console.log(
+        `unary: real Triton ${versions.triton} (${triton.url}, ${TRITON_MODEL}), arms ${tritonArms.join(', ')}`,
+      );
+      cases.push(
+        ...(await measure(
+          { prefix: TRITON_PREFIX, url: triton.url, model: TRITON_MODEL, serverPid: triton.handle?.pid },
+          tritonArms,
+          options,
+        )),
+      );
+    } finally {
+      await triton.handle?.stop();
+    }
+    const took = ((performance.now() - tritonStarted) / 1000).toFixed(0);
+    console.log(`unary: the real-Triton half took ${took} s (Triton's start and stop included)`);
+  }
+
+  const ratios = { ...unaryRatios(cases), ...unaryRatios(cases, TRITON_PREFIX) };
+  const fixed = (value: unknown) => (typeof value === 'number' ? Number(value.toFixed(4)) : '');
+  console.table(
+    cases.map((entry) => ({
+      case: entry.name,
+      'items/s': Math.round(entry.itemsPerSec ?? 0),
+      'client cpu ms/call': fixed(entry.extra?.cpuMsPerCall),
+      'of it system': fixed(entry.extra?.systemMsPerCall),
+      'server cpu ms/call': fixed(entry.extra?.serverCpuMsPerCall),
+      'gc ms/call': fixed(entry.extra?.gcMsPerCall),
+    })),
+  );
+  writeFileSync(
+    join(BENCH_DIR, 'results', 'unary.svg'),
+    unaryChartSvg(cases.filter((entry) => !entry.load.startsWith(TRITON_PREFIX))),
+  );
+  const passed = (name: string) => {
+    const value = flag(name);
+    return value === undefined ? '' : ` --${name} ${value}`;
+  };
+  report({
+    suite: 'unary',
+    versions,
+    cases,
+    ratios,
+    targets: {
+      core_vs_floor_c1: '>= 0.9',
+      core_vs_floor_c16: '>= 0.9',
+      core_vs_floor_c64: '>= 0.9',
+      core_vs_floor_1MiB_c1: '>= 0.9',
+      core_vs_floor_1MiB_c16: '>= 0.9',
+      core_vs_floor_1MiB_c64: '>= 0.9',
+      core_vs_tritonclient_c16: '>= 1.0 (aim 1.5)',
+      core_vs_tritonclient_c64: '>= 1.0 (aim 1.5)',
+      core_vs_tritonclient_1MiB_c16: '>= 1.0 (aim 1.5)',
+      core_vs_tritonclient_1MiB_c64: '>= 1.0 (aim 1.5)',
+      core_cpu_vs_tritonclient_c16: '<= 1.0',
+    },
+    command: `pnpm bench unary --seconds ${options.seconds} --rounds ${options.rounds}${[
+      'url',
+      'engine',
+      'compare',
+      'arms',
+      'sizes',
+      'concurrency',
+      'triton-url',
+      'triton-arms',
+    ]
+      .map(passed)
+      .join('')}${['--no-python', '--no-triton', '--triton-only']
+      .filter((name) => process.argv.includes(name))
+      .map((name) => ` ${name}`)
+      .join('')}`,
+  });
 }

@@ -1,12 +1,13 @@
 """One closed-loop window of NVIDIA's tritonclient against a Triton-compatible server, for the unary
 bench suite (bench/suites/unary.ts). Prints one JSON line: completed, elapsed, latencies' p50/p99 and
-the process CPU time used in the window.
+the process CPU time used in the window (and the system part of it).
 
     python unary_tritonclient.py aio|sync URL MODEL ELEMENTS CONCURRENCY SECONDS
 """
 
 import asyncio
 import json
+import os
 import sys
 import threading
 import time
@@ -14,7 +15,7 @@ import time
 import numpy as np
 
 
-def summary(latencies, elapsed, cpu):
+def summary(latencies, elapsed, cpu, system):
     latencies.sort()
 
     def pct(p):
@@ -27,6 +28,7 @@ def summary(latencies, elapsed, cpu):
         "completed": len(latencies),
         "elapsedMs": elapsed * 1000,
         "cpuMs": cpu * 1000,
+        "systemMs": system * 1000,
         "p50Ms": pct(50),
         "p99Ms": pct(99),
     }
@@ -47,6 +49,7 @@ async def run_aio(url, model, elements, concurrency, seconds):
         await client.infer(model, inputs)
     latencies = []
     cpu0 = time.process_time()
+    system0 = os.times().system
     start = time.perf_counter()
     end = start + seconds
 
@@ -59,8 +62,9 @@ async def run_aio(url, model, elements, concurrency, seconds):
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     elapsed = time.perf_counter() - start
     cpu = time.process_time() - cpu0
+    system = os.times().system - system0
     await client.close()
-    return summary(latencies, elapsed, cpu)
+    return summary(latencies, elapsed, cpu, system)
 
 
 def run_sync(url, model, elements, concurrency, seconds):
@@ -73,6 +77,7 @@ def run_sync(url, model, elements, concurrency, seconds):
     latencies = []
     lock = threading.Lock()
     cpu0 = time.process_time()
+    system0 = os.times().system
     start = time.perf_counter()
     end = start + seconds
 
@@ -92,9 +97,10 @@ def run_sync(url, model, elements, concurrency, seconds):
         thread.join()
     elapsed = time.perf_counter() - start
     cpu = time.process_time() - cpu0
+    system = os.times().system - system0
     for client in clients:
         client.close()
-    return summary(latencies, elapsed, cpu)
+    return summary(latencies, elapsed, cpu, system)
 
 
 def main():
