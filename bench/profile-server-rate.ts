@@ -6,6 +6,7 @@
 // the schedule kept whatever the latency), one window each, their order rotated each round, against
 // one server process (`infergate serve-test`). Prints per window: the rate reached, the server's CPU
 // per call (/proc) and the client's. An arm that cannot keep the rate says so (`reached` below it).
+// The server is warmed up first (3 s closed loop at --max-in-flight).
 //   node scripts/bootstrap.mjs --dist bench/profile-server-rate.ts [--arms core,tc_aio] [--rate 150]
 //        [--seconds 5] [--rounds 4] [--elements 262144] [--max-in-flight 64] [--server OTHER/bin.js]
 import { spawn } from 'node:child_process';
@@ -146,6 +147,20 @@ const url = await new Promise<string>((resolve) => {
 });
 const pid = server.pid as number;
 try {
+  // A fresh server's first calls cost it more (JIT, its request memory pool's first blocks, heap
+  // growth): whichever arm went first paid for them (6 of 6 paired runs at c64). Warm it first.
+  {
+    const client = createTritonClient({ url, enableGpuIpc: false, timeoutMs: 60_000 });
+    const data = new Float32Array(elements).fill(1.5);
+    const inputs = [{ name: 'INPUT0', datatype: 'FP32' as const, shape: [1, elements], data }];
+    const end = performance.now() + 3000;
+    await Promise.all(
+      Array.from({ length: maxInFlight }, async () => {
+        while (performance.now() < end) await client.infer('identity', inputs);
+      }),
+    );
+    await client.close();
+  }
   for (let round = 0; round < rounds; round++) {
     for (const arm of round % 2 === 0 ? arms : [...arms].reverse()) {
       let before = 0;
