@@ -30,6 +30,19 @@ describe('RequestMemoryPool', () => {
     expect(pool.allocate(1 << 20).buffer).not.toBe(block.buffer);
   });
 
+  it('keeps 64 blocks of a 1 MiB tensor’s request idle, as many as a client at c64 has in flight', () => {
+    const pool = new RequestMemoryPool();
+    // A 1 MiB tensor's ModelInfer request: a few hundred bytes of message around the tensor.
+    const bytes = (1 << 20) + 300;
+    const inFlight = Array.from({ length: 64 }, () => pool.allocate(bytes));
+    for (const memory of inFlight) pool.release(memory);
+    const again = Array.from({ length: 64 }, () => pool.allocate(bytes));
+    expect([pool.made, pool.reused]).toEqual([64, 64]);
+    expect(new Set(again.map((memory) => memory.buffer))).toEqual(
+      new Set(inFlight.map((memory) => memory.buffer)),
+    );
+  });
+
   it('leaves small and very large requests to Node', () => {
     const pool = new RequestMemoryPool();
     const small = pool.allocate(MIN_POOLED_BYTES - 1);
