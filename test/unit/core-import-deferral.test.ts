@@ -39,8 +39,10 @@ describe('importing @infergate/core', { timeout: EXIT_BOUND_MS + 30_000 }, () =>
     // The http2 engine writes and reads ModelInfer by hand: its first answer needs none of them.
     expect(output).toEqual([1, 2]);
     // Nor grpc-js: the http2 engine carries inference, and the TLS options are checked without it.
-    // Nor the OpenTelemetry API, while no SDK is registered.
-    for (const name of [...deferred, 'grpcJs', 'opentelemetryApi']) expect(loaded.called).not.toContain(name);
+    // Nor the OpenTelemetry API, while no SDK is registered; nor zod, for valid client options
+    // (decision 0025).
+    for (const name of [...deferred, 'grpcJs', 'opentelemetryApi', 'zod'])
+      expect(loaded.called).not.toContain(name);
     // A health call goes over grpc-js, with the generated descriptors: it loads them.
     expect(loaded.managed).toEqual(expect.arrayContaining([...deferred, 'grpcJs']));
   });
