@@ -37,6 +37,11 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[index] as number;
 }
 
+/** The 1-minute load average (Linux /proc), as printed. */
+export function loadAverage(): string | undefined {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
+}
+
 export function median(values: readonly number[]): number {
   return percentile(
     [...values].sort((a, b) => a - b),

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { createTritonClient } from '@infergate/core';
-import { cpuTimedLoop, flag, ROOT } from './lib.js';
+import { cpuTimedLoop, flag, loadAverage as load, ROOT } from './lib.js';
 
 const arms = (flag('arms') ?? 'core').split(',');
 const rounds = Number(flag('rounds') ?? 1);
@@ -36,7 +36,6 @@ function cpuOf(pid: number): { user: number; system: number } {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
 }
-const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
 
 interface ClientWindow {
   calls: number;

@@ -7,12 +7,13 @@
 //   node scripts/bootstrap.mjs --dist bench/profile-server-ab.ts --before /path/to/main/packages/cli/dist/bin.js
 //        [--rounds 2] [--seconds 4] [--concurrency 16] [--elements 262144]
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { createTritonClient } from '@infergate/core';
-import { cpuTimedLoop, flag, ROOT } from './lib.js';
+import { cpuTimedLoop, flag, loadAverage as load, ROOT } from './lib.js';
+import { processCpuMs as cpuMs } from './server-process.js';
 
 const before = flag('before');
 if (before === undefined) throw new Error("--before: the other build's packages/cli/dist/bin.js");
@@ -23,13 +24,6 @@ const elements = Number(flag('elements') ?? 262_144);
 const builds = { before, after: join(ROOT, 'packages/cli/dist/bin.js') };
 const PYTHON = join(ROOT, 'test/interop/.venv/bin/python');
 const run = promisify(execFile);
-
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
 
 /** This checkout's client, closed loop: calls and client CPU per call. */
 async function coreWindow(

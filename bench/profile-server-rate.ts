@@ -10,11 +10,12 @@
 //   node scripts/bootstrap.mjs --dist bench/profile-server-rate.ts [--arms core,tc_aio] [--rate 150]
 //        [--seconds 5] [--rounds 4] [--elements 262144] [--max-in-flight 64] [--server OTHER/bin.js]
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createTritonClient } from '@infergate/core';
-import { flag, ROOT } from './lib.js';
+import { flag, loadAverage as load, ROOT } from './lib.js';
+import { processCpuMs as cpuOf } from './server-process.js';
 
 const arms = (flag('arms') ?? 'core,tc_aio').split(',');
 const rate = Number(flag('rate') ?? 150);
@@ -24,14 +25,6 @@ const elements = Number(flag('elements') ?? 262_144);
 const maxInFlight = Number(flag('max-in-flight') ?? 64);
 const serverBin = flag('server') ?? join(ROOT, 'packages/cli/dist/bin.js');
 const PYTHON = join(ROOT, 'test/interop/.venv/bin/python');
-
-/** CPU ms used so far by `pid` (Linux /proc, clock ticks of 10 ms). */
-function cpuOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
 
 interface Window {
   completed: number;

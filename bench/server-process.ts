@@ -11,8 +11,16 @@ import { ROOT } from './lib.js';
  * NaN elsewhere). Descendants count because tsx runs the source server in a grandchild.
  */
 export function childCpuMs(child: ChildProcess): number {
+  return processCpuMs(child.pid as number);
+}
+
+/**
+ * The same for any process by its pid: PyTriton starts tritonserver and its Python-backend stubs
+ * from any of its threads, so every thread's children count.
+ */
+export function processCpuMs(pid: number): number {
   try {
-    return processTreeCpuMs(child.pid as number);
+    return processTreeCpuMs(pid);
   } catch {
     return Number.NaN;
   }

@@ -36,7 +36,7 @@
 // --concurrency narrow the run for profiling work, and the figures they leave out are not written;
 // --triton-only skips the reference-server half.)
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
@@ -47,7 +47,7 @@ import { closedLoopWindow, type WindowSample } from '../../packages/cli/src/perf
 import { serializeInferRequest, toModelInferRequest } from '../../packages/core/src/internal/infer-wire.js';
 import { startTriton, type TritonHandle, VENV_PYTHON } from '../../test/interop/triton-harness.js';
 import { BENCH_DIR, type BenchCase, flag, median, packageVersion, ROOT, report } from '../lib.js';
-import { startServerProcess } from '../server-process.js';
+import { processCpuMs, startServerProcess } from '../server-process.js';
 import {
   chooseArms,
   REFERENCE_DEFAULT_ARMS,
@@ -99,31 +99,6 @@ interface Measured {
   errors?: number;
   /** The server's CPU per call in the window (a server this suite started only). */
   serverCpuMsPerCall?: number;
-}
-
-/**
- * Linux: CPU ms (user + system) used so far by `pid` and its descendants: tsx runs the reference
- * server in a child; PyTriton runs tritonserver and its Python-backend stubs as children, started
- * from any of its threads (so every thread's children count).
- */
-function treeCpuMs(pid: number): number {
-  let total = 0;
-  const visit = (id: number) => {
-    try {
-      // Fields after the parenthesised command: state is [0], utime [11], stime [12] (clock ticks).
-      const stat = readFileSync(`/proc/${id}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-      for (const task of readdirSync(`/proc/${id}/task`)) {
-        const children = readFileSync(`/proc/${id}/task/${task}/children`, 'utf8').trim();
-        for (const child of children ? children.split(' ') : []) visit(Number(child));
-      }
-    } catch {
-      // Not Linux, or the process is gone: no server figure.
-    }
-  };
-  visit(pid);
-  return total;
 }
 
 /** Total GC pause time seen so far in this process, ms. */
@@ -371,7 +346,7 @@ async function measure(target: Target, arms: readonly Arm[], options: RunOptions
         for (let round = 0; round < rounds; round++) {
           const order = arms.map((_, index) => arms[(index + round) % arms.length] as Arm);
           for (const arm of order) {
-            const serverBefore = target.serverPid === undefined ? 0 : treeCpuMs(target.serverPid);
+            const serverBefore = target.serverPid === undefined ? 0 : processCpuMs(target.serverPid);
             const call = calls.get(arm);
             const measured =
               call !== undefined
@@ -386,7 +361,7 @@ async function measure(target: Target, arms: readonly Arm[], options: RunOptions
                   );
             if (target.serverPid !== undefined) {
               measured.serverCpuMsPerCall =
-                (treeCpuMs(target.serverPid) - serverBefore) / Math.max(1, measured.calls);
+                (processCpuMs(target.serverPid) - serverBefore) / Math.max(1, measured.calls);
             }
             const key = `${arm} ${size.label}c${concurrency}`;
             cells.set(key, [...(cells.get(key) ?? []), measured]);
