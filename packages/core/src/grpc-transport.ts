@@ -313,10 +313,8 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
         // Every output goes into the caller's memory: receive the answer into pooled memory, which
         // goes back once `read` copied the outputs out (decision 0026).
         const pool = answerGoesIntoCallerMemory(request) ? this.h2.messagePool : undefined;
-        const read =
-          pool === undefined
-            ? (message: ModelInferResponse) => readAnswer(request, message, false)
-            : (message: ModelInferResponse) => readAnswer(request, message, true);
+        const pooled = pool !== undefined;
+        const read = (message: ModelInferResponse) => readAnswer(request, message, pooled);
         sent = inferOverH2(
           this.h2,
           this.h2Site,
