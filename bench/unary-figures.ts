@@ -11,6 +11,7 @@ export const UNARY_CONCURRENCIES = [1, 16, 64];
 
 export const UNARY_ARMS = [
   'core',
+  'core_into',
   'core_tuned',
   'core_h2',
   'core_h2_now',
@@ -28,6 +29,7 @@ export type UnaryArm = (typeof UNARY_ARMS)[number];
  */
 export const REFERENCE_DEFAULT_ARMS: readonly UnaryArm[] = [
   'core',
+  'core_into',
   'core_tuned',
   'floor',
   'tc_aio',
@@ -35,6 +37,14 @@ export const REFERENCE_DEFAULT_ARMS: readonly UnaryArm[] = [
 ];
 /** The real-Triton half's arms when --triton-arms is not given: ours, the floor and NVIDIA's client. */
 export const TRITON_DEFAULT_ARMS: readonly UnaryArm[] = ['core', 'floor', 'tc_aio'];
+
+/**
+ * The arms of one tensor size: `core_into` (outputs into caller memory, decision 0026) runs in the
+ * 1 MiB cells only, where receive memory is what it saves; at 64 bytes there is nothing to save.
+ */
+export function armsForSize(arms: readonly UnaryArm[], sizeLabel: string): UnaryArm[] {
+  return sizeLabel === '' ? arms.filter((arm) => arm !== 'core_into') : [...arms];
+}
 
 /** The load prefix of the real-Triton half's cases and figures (`triton_1MiB_c16`). */
 export const TRITON_PREFIX = 'triton_';
@@ -92,11 +102,15 @@ export function unaryRatios(cases: readonly BenchCase[], prefix = ''): Record<st
       put(`core_h2_now_vs_core_h2_${cellName}`, vs('core_h2_now', 'core_h2'));
       put(`core_h2_immediate_vs_core_h2_${cellName}`, vs('core_h2_immediate', 'core_h2'));
       put(`core_tuned_vs_core_${cellName}`, vs('core_tuned', 'core'));
+      // For information: the named figures keep measuring the default `core` arm.
+      put(`core_into_vs_core_${cellName}`, vs('core_into', 'core'));
+      put(`core_into_cpu_vs_core_${cellName}`, cpu('core_into', load) / cpu('core', load));
       if (concurrency > 1) {
         put(`core_vs_tritonclient_${cellName}`, vs('core', 'tc_aio'));
         put(`core_h2_vs_tritonclient_${cellName}`, vs('core_h2', 'tc_aio'));
         put(`core_h2_before_vs_tritonclient_${cellName}`, vs('core_h2_before', 'tc_aio'));
         put(`floor_vs_tritonclient_${cellName}`, vs('floor', 'tc_aio'));
+        put(`core_into_vs_tritonclient_${cellName}`, vs('core_into', 'tc_aio'));
       }
     }
   }

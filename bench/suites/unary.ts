@@ -10,6 +10,8 @@
 //      that serves identity_fp32_py.
 // Arms:
 //   core         @infergate/core (enableGpuIpc: false), the default engine (http2 since decision 0017)
+//   core_into    core with `outputs: [{ name, into }]`: each caller's answer decoded into a Float32Array
+//                of its own, reused call after call (decision 0026); 1 MiB cells only (armsForSize)
 //   core_tuned   the same with grpc-js channel options tuned (channelz and retries off)
 //   core_h2      the same with engine: 'http2' named: since it became the default, the same code as
 //                core (the spread between the two is the run's noise); only when named in --arms
@@ -20,8 +22,8 @@
 //   floor        bare @grpc/grpc-js sending the same pre-encoded request bytes, no decoding
 //   tc_aio       NVIDIA's tritonclient.grpc.aio (interop venv), one process per window
 //   tc_sync      tritonclient.grpc with one thread and client per caller (for information)
-// Defaults: core, core_tuned, floor, tc_aio, tc_sync against the reference server; core, floor,
-// tc_aio against Triton (bench/unary-figures.ts).
+// Defaults: core, core_into, core_tuned, floor, tc_aio, tc_sync against the reference server; core,
+// floor, tc_aio against Triton (bench/unary-figures.ts).
 // Per cell: medians over rounds of items/s, p50, p99 and client CPU per call, and the server's CPU
 // per call (its process tree): what a client's way of sending costs the process that shares the
 // machine with it.
@@ -41,7 +43,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { buildInferRequest, createTritonClient, type InputTensor } from '@infergate/core';
+import { buildInferRequest, createTritonClient, type InferOptions, type InputTensor } from '@infergate/core';
 import { summarizeLatencies } from '../../packages/cli/src/perf/latency-summary.js';
 import { closedLoopWindow, type WindowSample } from '../../packages/cli/src/perf/load-window.js';
 import { serializeInferRequest, toModelInferRequest } from '../../packages/core/src/internal/infer-wire.js';
@@ -49,6 +51,7 @@ import { startTriton, type TritonHandle, VENV_PYTHON } from '../../test/interop/
 import { BENCH_DIR, type BenchCase, flag, median, packageVersion, ROOT, report } from '../lib.js';
 import { processCpuMs, startServerProcess } from '../server-process.js';
 import {
+  armsForSize,
   chooseArms,
   REFERENCE_DEFAULT_ARMS,
   TRITON_DEFAULT_ARMS,
@@ -169,6 +172,7 @@ function python(
 
 const ARM_COLORS: Record<Arm, string> = {
   core: '#1f77b4',
+  core_into: '#17becf',
   core_tuned: '#9ecae1',
   core_h2: '#d62728',
   core_h2_now: '#e377c2',
@@ -250,7 +254,7 @@ interface RunOptions {
 
 type Call = () => Promise<unknown>;
 interface Closable {
-  infer(model: string, inputs: InputTensor[]): Promise<unknown>;
+  infer(model: string, inputs: InputTensor[], options?: InferOptions): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -268,6 +272,7 @@ async function openClients(
       'core',
       createTritonClient({ ...base, ...(options.engine ? { engine: options.engine } : {}) }),
     );
+  if (want('core_into')) clients.set('core_into', createTritonClient(base));
   if (want('core_tuned')) {
     clients.set(
       'core_tuned',
@@ -308,6 +313,23 @@ async function openClients(
   return { clients, bare };
 }
 
+/**
+ * The `core_into` arm's call: the answer decoded into a Float32Array of the caller's. Each of the
+ * window's callers takes an array from the free list and gives it back after its call, so a closed
+ * loop at cN allocates N arrays once and reuses them.
+ */
+function intoCall(client: Closable, model: string, inputs: InputTensor[], elements: number): Call {
+  const free: Float32Array[] = [];
+  return async () => {
+    const into = free.pop() ?? new Float32Array(elements);
+    try {
+      await client.infer(model, inputs, { outputs: [{ name: 'OUTPUT0', into }] });
+    } finally {
+      free.push(into);
+    }
+  };
+}
+
 /** One half of the suite: every size × concurrency cell of `arms` against `target`. */
 async function measure(target: Target, arms: readonly Arm[], options: RunOptions): Promise<BenchCase[]> {
   const { seconds, rounds } = options;
@@ -324,7 +346,11 @@ async function measure(target: Target, arms: readonly Arm[], options: RunOptions
         request.inputs.map((input) => ('raw' in input ? (input.raw as Uint8Array) : new Uint8Array())),
       );
       const calls = new Map<Arm, Call>();
-      for (const [arm, client] of clients) calls.set(arm, () => client.infer(target.model, inputs));
+      for (const [arm, client] of clients) {
+        if (arm !== 'core_into') calls.set(arm, () => client.infer(target.model, inputs));
+        else calls.set(arm, intoCall(client, target.model, inputs, size.elements));
+      }
+      const sizeArms = armsForSize(arms, size.label);
       if (bare !== undefined) {
         calls.set(
           'floor',
@@ -341,10 +367,10 @@ async function measure(target: Target, arms: readonly Arm[], options: RunOptions
         );
       }
       // Warm-up: connections, JIT, the server's first calls (tritonclient warms up in its process).
-      for (const call of calls.values()) await closedLoopWindow(call, 16, 500);
+      for (const [arm, call] of calls) if (sizeArms.includes(arm)) await closedLoopWindow(call, 16, 500);
       for (const concurrency of options.concurrencies) {
         for (let round = 0; round < rounds; round++) {
-          const order = arms.map((_, index) => arms[(index + round) % arms.length] as Arm);
+          const order = sizeArms.map((_, index) => sizeArms[(index + round) % sizeArms.length] as Arm);
           for (const arm of order) {
             const serverBefore = target.serverPid === undefined ? 0 : processCpuMs(target.serverPid);
             const call = calls.get(arm);
@@ -367,7 +393,7 @@ async function measure(target: Target, arms: readonly Arm[], options: RunOptions
             cells.set(key, [...(cells.get(key) ?? []), measured]);
           }
         }
-        for (const arm of arms) {
+        for (const arm of sizeArms) {
           const runs = cells.get(`${arm} ${size.label}c${concurrency}`) ?? [];
           cases.push({
             name: `${target.prefix ? 'triton ' : ''}${arm} ${size.label || 'FP32[1,16]_'}c${concurrency}`,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BenchCase } from '../../bench/lib.js';
 import {
+  armsForSize,
   chooseArms,
   REFERENCE_DEFAULT_ARMS,
   TRITON_DEFAULT_ARMS,
@@ -18,6 +19,7 @@ describe('unary suite: arms', () => {
     const options = { named: undefined, withPython: true, compare: false };
     expect(chooseArms({ ...options, defaults: REFERENCE_DEFAULT_ARMS })).toEqual([
       'core',
+      'core_into',
       'core_tuned',
       'floor',
       'tc_aio',
@@ -47,6 +49,11 @@ describe('unary suite: arms', () => {
         compare: false,
       }),
     ).toEqual([]);
+  });
+
+  it('measures core_into in the 1 MiB cells only', () => {
+    expect(armsForSize(['core', 'core_into', 'tc_aio'], '')).toEqual(['core', 'tc_aio']);
+    expect(armsForSize(['core', 'core_into', 'tc_aio'], '1MiB_')).toEqual(['core', 'core_into', 'tc_aio']);
   });
 
   it('names the arms it does not know', () => {
@@ -85,6 +92,16 @@ describe('unary suite: figures', () => {
       triton_core_vs_tritonclient_1MiB_c16: 0.75,
       triton_floor_vs_tritonclient_1MiB_c16: 0.25,
       triton_core_cpu_vs_tritonclient_1MiB_c16: 1.25,
+    });
+  });
+
+  it('reports core_into against tritonclient and core, for information, beside the named core figures', () => {
+    const ratios = unaryRatios([...reference, cell('core_into', '1MiB_c64', 600, 1)]);
+    expect(ratios).toMatchObject({
+      core_vs_tritonclient_1MiB_c64: 0.75,
+      core_into_vs_tritonclient_1MiB_c64: 1.5,
+      core_into_vs_core_1MiB_c64: 2,
+      core_into_cpu_vs_core_1MiB_c64: 0.5,
     });
   });
 

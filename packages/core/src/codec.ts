@@ -2,6 +2,7 @@ import { type DataType, elementSize, isDataType } from './datatype.js';
 import { ErrorCode, InfergateError } from './errors.js';
 import { allocBytes, bytesView, utf8Bytes } from './internal/bytes.js';
 import { float32BitsToHalfBits, floatToBf16Bits, floatToHalfBits, halfBitsToFloat } from './internal/half.js';
+import { intoArray } from './internal/infer-response-into.js';
 import {
   type DataInputTensor,
   type EncodedTensor,
@@ -374,4 +375,22 @@ function widenHalf(datatype: 'FP16' | 'BF16', bits: Uint16Array): Float32Array {
   const table = halfTable;
   for (let i = 0; i < bits.length; i++) out[i] = table[bits[i] as number] as number;
   return out;
+}
+
+/**
+ * An output written into the caller's memory (`RequestedOutput.into`), as a typed array of its
+ * datatype over that memory: `into` itself when it is already that array with the output's element
+ * count (FP16/BF16 as their Uint16Array bit patterns). `tensor.raw` is the written bytes, a view of
+ * `into` (see writeOutputsInto); anything else decodes as usual.
+ */
+export function viewOutputInto(tensor: EncodedTensor, into: ArrayBufferView): TensorOutputData {
+  const { datatype, raw } = tensor;
+  if (datatype === 'BYTES' || raw.buffer !== into.buffer) return decodeTensorData(tensor);
+  const count = elementCount(tensor.shape, `tensor '${tensor.name}'`);
+  const View = intoArray[datatype];
+  if (into instanceof View && (into as TypedArray).length === count && into.byteOffset === raw.byteOffset)
+    return into as TensorOutputData;
+  if (raw.byteLength !== count * elementSize(datatype) || raw.byteOffset % elementSize(datatype) !== 0)
+    return decodeTensorData(tensor);
+  return new View(raw.buffer as ArrayBuffer, raw.byteOffset, count) as TensorOutputData;
 }

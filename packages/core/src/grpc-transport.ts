@@ -13,6 +13,7 @@ import { writeFrameHeader } from './h2/grpc-frames.js';
 import { H2Engine } from './h2/h2-engine.js';
 import { chooseEngine, h2EngineOptions, type InferenceEngine } from './h2/h2-options.js';
 import { type H2Request, type H2Site, inferOverH2 } from './h2/infer-over-h2.js';
+import type { MessagePool } from './h2/message-pool.js';
 import { assertSafeHeaders } from './header-values.js';
 import { grpcChannelOptions } from './internal/channel-options.js';
 import { type ChannelSecurity, checkChannelSecurity, createCredentials } from './internal/credentials.js';
@@ -24,6 +25,11 @@ import {
   fromModelInferResponse,
   sharedMemoryOutputs,
 } from './internal/infer-response.js';
+import {
+  answerGoesIntoCallerMemory,
+  checkOutputsInto,
+  writeOutputsInto,
+} from './internal/infer-response-into.js';
 import { loadedGrpcWire, loadGrpc, loadGrpcWire } from './internal/lazy-modules.js';
 import { explainLostMessage, lostMessage } from './internal/lost-message.js';
 import { SharedMemoryStager } from './internal/shm-stager.js';
@@ -300,27 +306,35 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
       ? { endpoint: this.address, model: request.model }
       : { model: request.model };
     if (request.id) context.requestId = request.id;
-    let sent: Promise<ModelInferResponse>;
+    let sent: Promise<InferResponse>;
     try {
       // The http2 engine needs nothing of grpc-wire.ts (infer-over-h2.ts); grpc-js decodes with it.
-      sent = this.h2
-        ? inferOverH2(this.h2, this.h2Site, this.h2Request(request, options), request.model, context)
-        : this.inferOverGrpcJs(request, options, context);
+      if (this.h2) {
+        // Every output goes into the caller's memory: receive the answer into pooled memory, which
+        // goes back once `read` copied the outputs out (decision 0026).
+        const pool = answerGoesIntoCallerMemory(request) ? this.h2.messagePool : undefined;
+        const pooled = pool !== undefined;
+        const read = (message: ModelInferResponse) => readAnswer(request, message, pooled);
+        sent = inferOverH2(
+          this.h2,
+          this.h2Site,
+          this.h2Request(request, options, undefined, pool),
+          request.model,
+          context,
+          read,
+        );
+      } else
+        sent = this.inferOverGrpcJs(request, options, context).then((message) =>
+          readAnswer(request, message, false),
+        );
     } catch (error) {
       return Promise.reject(InfergateError.from(error, ErrorCode.InvalidArgument));
     }
-    return sent.then(
-      (message) => {
-        const response = fromModelInferResponse(message, sharedMemoryOutputs(request));
-        checkRequestedOutputs(request, response);
-        return response;
-      },
-      async (error: unknown) => {
-        throw lostMessage(error) && !options.signal?.aborted
-          ? await explainLostMessage(this, request, error)
-          : error;
-      },
-    );
+    return sent.then(undefined, async (error: unknown) => {
+      throw lostMessage(error) && !options.signal?.aborted
+        ? await explainLostMessage(this, request, error)
+        : error;
+    });
   }
 
   private inferOverGrpcJs(
@@ -356,7 +370,12 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   }
 
   /** The request for the http2 engine: frame header in front, large tensors as their own chunks. */
-  private h2Request(request: InferRequest, options: CallOptions, extra?: Parameters): H2Request {
+  private h2Request(
+    request: InferRequest,
+    options: CallOptions,
+    extra?: Parameters,
+    pool?: MessagePool,
+  ): H2Request {
     this.ensureOpen();
     const encoded = this.encodeInferChunks(request, options, extra, 5);
     writeFrameHeader(encoded.chunks[0] as Uint8Array, 0, encoded.byteLength);
@@ -367,7 +386,8 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
       assertSafeHeaders(options.headers, 'call headers');
       for (const [key, value] of Object.entries(options.headers)) headers[key.toLowerCase()] = value;
     }
-    return { chunks: encoded.chunks, headers, timeoutMs: this.timeoutOf(options), signal: options.signal };
+    const timeoutMs = this.timeoutOf(options);
+    return { chunks: encoded.chunks, headers, timeoutMs, signal: options.signal, pool };
   }
 
   private get h2Site(): H2Site {
@@ -450,6 +470,7 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
 
   /** Serializes a request for ModelStreamInfer, asking for Triton's empty final response. */
   encodeStreamRequest(request: InferRequest, options: CallOptions): Buffer {
+    if (request.outputs !== undefined) checkOutputsInto(request.outputs, true);
     return this.encodeInfer(request, options, STREAM_PARAMETERS);
   }
 
@@ -465,6 +486,7 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     };
     const { signal } = options;
     if (signal?.aborted) throw abortError(signal, context);
+    if (request.outputs !== undefined) checkOutputsInto(request.outputs, true);
     let wire = loadedGrpcWire();
     let callOptions = options;
     if (wire === undefined) ({ wire, options: callOptions } = await this.waitForWire(options, context));
@@ -493,4 +515,14 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     this.h2?.close();
     this.#client?.close();
   }
+}
+
+/**
+ * The InferResponse of a parsed answer, with the outputs the request bound to `into` written there.
+ * `pooled`: the message's memory is reused after this returns, so every other output is copied too.
+ */
+function readAnswer(request: InferRequest, message: ModelInferResponse, pooled: boolean): InferResponse {
+  const response = fromModelInferResponse(message, sharedMemoryOutputs(request));
+  checkRequestedOutputs(request, response);
+  return writeOutputsInto(request, response, pooled);
 }

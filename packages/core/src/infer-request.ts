@@ -1,5 +1,6 @@
 import { encodeTensor } from './codec.js';
 import { ErrorCode, InfergateError } from './errors.js';
+import { checkOutputsInto } from './internal/infer-response-into.js';
 import { type Parameters, param } from './parameters.js';
 import type { EncodedTensor, InputTensor } from './tensor.js';
 import type { CallOptions, InferRequest, RequestedOutput } from './transport.js';
@@ -111,9 +112,9 @@ export function buildInferRequest(
   if (options.modelVersion !== undefined) request.modelVersion = options.modelVersion;
   if (options.requestId !== undefined) request.id = options.requestId;
   if (options.outputs !== undefined) {
-    request.outputs = options.outputs.map((output) =>
-      typeof output === 'string' ? { name: output } : output,
-    );
+    const outputs = options.outputs.map((output) => (typeof output === 'string' ? { name: output } : output));
+    checkOutputsInto(outputs);
+    request.outputs = outputs;
   }
   if (parameters !== undefined) request.parameters = parameters;
   return request;

@@ -1,10 +1,10 @@
-import { decodeTensorData } from './codec.js';
+import { decodeTensorData, viewOutputInto } from './codec.js';
 import type { DataType } from './datatype.js';
 import { ErrorCode, InfergateError } from './errors.js';
 import { utf8Text } from './internal/bytes.js';
 import type { Parameters } from './parameters.js';
 import type { EncodedTensor, TensorOutputData } from './tensor.js';
-import type { InferResponse } from './transport.js';
+import type { InferResponse, RequestedOutput } from './transport.js';
 
 /** One output tensor; `data` is decoded on first access, as a view of the received bytes when possible. */
 export class OutputTensor {
@@ -15,21 +15,26 @@ export class OutputTensor {
   readonly raw: Uint8Array;
   readonly parameters: Parameters;
   #data: TensorOutputData | undefined;
+  readonly #into: ArrayBufferView | undefined;
 
-  constructor(tensor: EncodedTensor) {
+  /** `into`: the caller's memory the output was written into (`RequestedOutput.into`), if any. */
+  constructor(tensor: EncodedTensor, into?: ArrayBufferView) {
     this.name = tensor.name;
     this.datatype = tensor.datatype;
     this.shape = tensor.shape;
     this.raw = tensor.raw;
     this.parameters = tensor.parameters ?? {};
+    this.#into = into;
   }
 
   /**
    * The natural array: Float32Array for FP32 (and for FP16/BF16, widened), BigInt64Array for INT64,
    * Uint8Array of 0/1 for BOOL, Buffer[] for BYTES (Uint8Array[] where there is no Buffer), …
+   * An output requested with `into` is a typed array over that memory instead (`into` itself when it
+   * is that array with the output's element count; FP16/BF16 as their Uint16Array bit patterns).
    */
   get data(): TensorOutputData {
-    this.#data ??= decodeTensorData(this);
+    this.#data ??= this.#into === undefined ? decodeTensorData(this) : viewOutputInto(this, this.#into);
     return this.#data;
   }
 
@@ -59,12 +64,19 @@ export class InferResult {
   readonly parameters: Parameters;
   readonly outputs: readonly OutputTensor[];
 
-  constructor(response: InferResponse) {
+  /** `requested`: the request's outputs, whose `into` memory the response's outputs were written into. */
+  constructor(response: InferResponse, requested?: readonly RequestedOutput[]) {
     this.model = response.model;
     this.modelVersion = response.modelVersion;
     this.id = response.id;
     this.parameters = response.parameters;
-    this.outputs = response.outputs.map((tensor) => new OutputTensor(tensor));
+    this.outputs =
+      requested === undefined
+        ? response.outputs.map((tensor) => new OutputTensor(tensor))
+        : response.outputs.map(
+            (tensor) =>
+              new OutputTensor(tensor, requested.find((output) => output.name === tensor.name)?.into),
+          );
   }
 
   /** The output called `name`; NOT_FOUND naming the outputs there are if it is missing. */

@@ -10,6 +10,17 @@ export interface RequestedOutput {
   /** Have the server write this output into a registered shared-memory region instead. */
   sharedMemory?: SharedMemoryBinding;
   parameters?: Parameters;
+  /**
+   * Memory of the caller's that this output's raw little-endian bytes are written into (a typed
+   * array, Buffer or DataView). The result's `data` is then a typed array of the output's datatype
+   * over this memory (this very object when it is already that typed array with the output's element
+   * count; FP16/BF16 give their raw bit patterns as a Uint16Array). Not for BYTES or classification
+   * outputs, not with `sharedMemory`, not on streams; an answer that does not fit fails with
+   * OUT_OF_RANGE naming both sizes (the server did run the request). On the http2 engine, a call whose
+   * outputs are all bound so receives its answer into pooled memory instead of fresh memory per call
+   * (decision 0026).
+   */
+  into?: ArrayBufferView;
 }
 
 /** One inference request in wire form: what every transport, batcher and router carries. */

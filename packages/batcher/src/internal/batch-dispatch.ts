@@ -7,7 +7,9 @@ import {
   type InferRequest,
   type InferResponse,
   type InferTransport,
+  type RequestedOutput,
   reportBatchShare,
+  writeOutputsInto,
 } from '@infergate/core';
 import { context, type Link, SpanStatusCode, trace } from '@opentelemetry/api';
 import { concatInputs, splitOutputs } from './batch-tensors.js';
@@ -60,7 +62,29 @@ function batchRequest(calls: readonly PendingCall[]): InferRequest {
     members[index] = call.request.inputs;
   }
   const { id: _id, inputs: _inputs, ...common } = first;
-  return { ...common, inputs: concatInputs(members, rows) };
+  const batched: InferRequest = { ...common, inputs: concatInputs(members, rows) };
+  // Each member's `into` is its own rows' memory, not the batch's: the split writes them there.
+  if (first.outputs !== undefined && hasOutputsInto(first.outputs))
+    batched.outputs = first.outputs.map(({ into: _into, ...output }) => output);
+  return batched;
+}
+
+function hasOutputsInto(outputs: readonly RequestedOutput[]): boolean {
+  for (const output of outputs) if (output.into !== undefined) return true;
+  return false;
+}
+
+/**
+ * A member's share of a batched answer, with the outputs it bound to `into` written into its own
+ * memory; a typed error (that member's only) when one does not fit.
+ */
+function memberAnswer(request: InferRequest, answer: InferResponse): InferResponse | InfergateError {
+  if (request.outputs === undefined || !hasOutputsInto(request.outputs)) return answer;
+  try {
+    return writeOutputsInto(request, answer);
+  } catch (error) {
+    return InfergateError.from(error, ErrorCode.Internal);
+  }
 }
 
 /**
@@ -194,13 +218,17 @@ async function sendGroup(
   const { model: answeredModel, modelVersion, parameters } = response;
   for (let index = 0; index < live.length; index++) {
     const call = live[index] as PendingCall;
-    answerLater(state, call, {
-      model: answeredModel,
-      modelVersion,
-      id: call.request.id ?? '',
-      outputs: parts[index] ?? [],
-      parameters,
-    });
+    answerLater(
+      state,
+      call,
+      memberAnswer(call.request, {
+        model: answeredModel,
+        modelVersion,
+        id: call.request.id ?? '',
+        outputs: parts[index] ?? [],
+        parameters,
+      }),
+    );
   }
   return true;
 }

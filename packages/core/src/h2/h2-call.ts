@@ -1,5 +1,5 @@
 import type { GrpcStatusLike } from '../grpc-status.js';
-import { FrameError, MessageReader } from './grpc-frames.js';
+import { FrameError, type MessageAllocator, MessageReader } from './grpc-frames.js';
 import type { H2Connection } from './h2-connection.js';
 import type { H2Session } from './h2-session.js';
 import {
@@ -30,6 +30,11 @@ export interface H2CallOptions {
   timeoutMs?: number | undefined;
   signal?: AbortSignal | undefined;
   maxMessageBytes: number;
+  /**
+   * Where the response messages' memory comes from (a `MessagePool` for an answer whose outputs all
+   * go into the caller's memory). @default Buffer.allocUnsafe
+   */
+  allocate?: MessageAllocator | undefined;
 }
 
 export interface H2Call {
@@ -213,7 +218,11 @@ class ClientCall implements StreamHandler, H2Call {
     this.#reroute = reroute;
     this.#onEnd = onEnd;
     this.#signal = options.signal;
-    this.#reader = new MessageReader(options.maxMessageBytes, onMessage);
+    this.#reader = new MessageReader(
+      options.maxMessageBytes,
+      onMessage,
+      options.allocate === undefined ? {} : { allocate: options.allocate },
+    );
   }
 
   start(body: readonly Uint8Array[], options: H2CallOptions): void {

@@ -10,6 +10,7 @@ import type { Endpoint } from '../options.js';
 import { writeFrameHeader } from './grpc-frames.js';
 import { type H2Call, type H2CallOptions, type H2Status, type Reroute, startH2Call } from './h2-call.js';
 import { H2Connection, type H2ConnectionOptions } from './h2-connection.js';
+import { MessagePool } from './message-pool.js';
 
 /** A call that ended with a non-OK status; the transport maps it like a grpc-js ServiceError. */
 export class H2StatusError extends Error {
@@ -75,6 +76,11 @@ export class H2Engine implements ConnectivitySource {
   readonly #listeners = new Set<ConnectivityListener>();
   #state: ConnectivityState = 'idle';
   #closing = false;
+  /**
+   * Receive memory for answers whose outputs all go into the caller's memory (decision 0026):
+   * recycled once those outputs are copied out; emptied on close.
+   */
+  readonly messagePool = new MessagePool();
 
   constructor(endpoints: readonly Endpoint[], options: H2EngineOptions) {
     const { compression, loadBalancing, ...connection } = options;
@@ -300,6 +306,7 @@ export class H2Engine implements ConnectivitySource {
   close(): void {
     this.#closing = true;
     for (const connection of this.#connections) connection.close();
+    this.messagePool.clear();
     this.#closing = false;
     this.#update();
   }

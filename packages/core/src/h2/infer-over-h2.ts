@@ -13,6 +13,7 @@ import { headersSetter, RPC_SERVICE, startRpcSpan } from '../internal/tracing.js
 import { waitForGrpcWire } from '../internal/wait-for-grpc-wire.js';
 import type { Endpoint } from '../options.js';
 import type { H2Engine, H2StatusError } from './h2-engine.js';
+import type { MessagePool } from './message-pool.js';
 
 /** A request ready for the http2 engine: framed chunks, metadata and deadline. */
 export interface H2Request {
@@ -20,6 +21,12 @@ export interface H2Request {
   headers: Record<string, string>;
   timeoutMs: number | undefined;
   signal: AbortSignal | undefined;
+  /**
+   * Receive the answer into this pool's memory, and give it back once `read` returned (or threw):
+   * only for a call whose `read` keeps no view of the message (every output copied into the
+   * caller's memory, decision 0026).
+   */
+  pool?: MessagePool | undefined;
 }
 
 /** What the calls need to know of the transport that makes them. */
@@ -34,14 +41,18 @@ export interface H2Site {
 const INFER_METHOD = 'ModelInfer';
 const INFER_PATH = `/${RPC_SERVICE}/${INFER_METHOD}`;
 
-/** ModelInfer on the http2 engine, with the grpc-js path's span and error mapping. */
-export function inferOverH2(
+/**
+ * ModelInfer on the http2 engine, with the grpc-js path's span and error mapping; `read` turns the
+ * parsed answer into what the call returns, while the message's memory is still the call's.
+ */
+export function inferOverH2<T>(
   engine: H2Engine,
   site: H2Site,
   request: H2Request,
   model: string,
   context: InfergateErrorOptions,
-): Promise<ModelInferResponse> {
+  read: (message: ModelInferResponse) => T,
+): Promise<T> {
   if (request.signal?.aborted) throw abortError(request.signal, context);
   const span = startRpcSpan(site.tracing, INFER_METHOD, site.endpoint, request.headers, headersSetter, model);
   const { signal, timeoutMs } = request;
@@ -53,14 +64,19 @@ export function inferOverH2(
       timeoutMs,
       signal,
       maxMessageBytes: site.maxMessageBytes,
+      allocate: request.pool?.allocate,
     })
     .then(
       (bytes) => {
         span.end(undefined, 0);
+        const { pool } = request;
         const message = readOrUndefined(bytes);
-        if (message !== undefined) return message;
+        if (message !== undefined)
+          return pool === undefined ? read(message) : readThenRelease(read, message, bytes, pool);
         const left = timeoutMs === undefined ? undefined : timeoutMs - (performance.now() - startedAt);
-        return parseWithRuntime(bytes, signal, left, context);
+        return parseWithRuntime(bytes, signal, left, context).then((parsed) =>
+          pool === undefined ? read(parsed) : readThenRelease(read, parsed, bytes, pool),
+        );
       },
       async (error: H2StatusError) => {
         const mapped = signal?.aborted ? abortError(signal, context) : fromGrpcStatus(error, context);
@@ -68,6 +84,20 @@ export function inferOverH2(
         throw await explainFailedConnect(mapped, site.endpoints, signal);
       },
     );
+}
+
+/** `read`, then the message's memory back to the pool: whatever `read` returned holds copies only. */
+function readThenRelease<T>(
+  read: (message: ModelInferResponse) => T,
+  message: ModelInferResponse,
+  bytes: Buffer,
+  pool: MessagePool,
+): T {
+  try {
+    return read(message);
+  } finally {
+    pool.release(bytes);
+  }
 }
 
 function notAModelInferResponse(error: unknown): InfergateError {

@@ -2,6 +2,7 @@ import { type CallScope, createCallScope } from '../call-scope.js';
 import { ErrorCode, InfergateError, type InfergateErrorOptions } from '../errors.js';
 import { Extension } from '../extension.js';
 import { callParameters } from '../internal/call-parameters.js';
+import { writeOutputsInto } from '../internal/infer-response-into.js';
 import { parseOptions } from '../parse-options.js';
 import type { CallOptions, InferRequest, InferResponse, InferTransport } from '../transport.js';
 import {
@@ -225,8 +226,9 @@ export class HttpTransport implements InferTransport {
       options,
     );
     const headerLength = headers.get(HEADER_LENGTH);
+    let response: InferResponse;
     try {
-      return decodeInferResponse(bytes, headerLength === null ? undefined : Number(headerLength));
+      response = decodeInferResponse(bytes, headerLength === null ? undefined : Number(headerLength));
     } catch (error) {
       throw error instanceof InfergateError
         ? new InfergateError(error.code, error.rawMessage, {
@@ -236,6 +238,8 @@ export class HttpTransport implements InferTransport {
           })
         : InfergateError.from(error, ErrorCode.DataLoss);
     }
+    // Outputs bound to `into` are copied out of the body into the caller's memory (decision 0026).
+    return writeOutputsInto(request, response);
   }
 
   /**

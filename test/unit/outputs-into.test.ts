@@ -1,0 +1,338 @@
+// Outputs decoded into memory the caller gives (`RequestedOutput.into`, decision 0026), on every
+// path: the http2 engine (with its receive pool), grpc-js, HTTP, the shared-memory input path and
+// the batcher; and every refusal, typed.
+
+import { createMicroBatcher } from '@infergate/batcher';
+import {
+  createTritonClient,
+  ErrorCode,
+  InfergateError,
+  type InferResult,
+  type RequestedOutput,
+  type TritonClient,
+} from '@infergate/core';
+import { createHttpClient, type HttpClient } from '@infergate/core/http';
+import { startTestServer, type TestServer } from '@infergate/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MessagePoolStats } from '../../packages/core/src/h2/message-pool.js';
+
+let server: TestServer;
+let client: TritonClient;
+
+const ELEMENTS = 65_536; // 256 KiB of FP32: well over the pool's smallest message
+const input = new Float32Array(ELEMENTS).map((_, index) => index * 0.5);
+const identityInput = [{ name: 'INPUT0', datatype: 'FP32' as const, shape: [1, ELEMENTS], data: input }];
+
+beforeAll(async () => {
+  server = await startTestServer({
+    http: true,
+    models: [
+      {
+        name: 'two_outputs',
+        inputs: [{ name: 'INPUT0', datatype: 'FP32', dims: [-1] }],
+        outputs: [
+          { name: 'OUTPUT0', datatype: 'FP32', dims: [-1] },
+          { name: 'OUTPUT1', datatype: 'FP32', dims: [-1] },
+        ],
+        execute(request) {
+          const given = request.input('INPUT0');
+          return [
+            { name: 'OUTPUT0', datatype: 'FP32', shape: given.shape, raw: given.raw },
+            { name: 'OUTPUT1', datatype: 'FP32', shape: given.shape, raw: given.raw },
+          ];
+        },
+      },
+    ],
+  });
+  client = createTritonClient({ url: server.url, enableGpuIpc: false, timeoutMs: 10_000 });
+});
+
+afterAll(async () => {
+  await client.close();
+  await server.stop();
+});
+
+function poolOf(target: TritonClient): { stats: MessagePoolStats } {
+  return (target.grpc as unknown as { h2: { messagePool: { stats: MessagePoolStats } } }).h2.messagePool;
+}
+
+async function failure(promise: Promise<unknown>): Promise<InfergateError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(InfergateError);
+    return error as InfergateError;
+  }
+  throw new Error('the call succeeded');
+}
+
+function expectInto(result: InferResult, into: Float32Array): void {
+  const output = result.output('OUTPUT0');
+  expect(output.data).toBe(into);
+  expect(output.shape).toEqual([1, ELEMENTS]);
+  expect(Buffer.from(into.buffer, into.byteOffset, into.byteLength).equals(Buffer.from(input.buffer))).toBe(
+    true,
+  );
+}
+
+describe('outputs into caller memory on the http2 engine', () => {
+  it('writes the output into the caller Float32Array and returns that very array', async () => {
+    const into = new Float32Array(ELEMENTS);
+    const result = await client.infer('identity', identityInput, { outputs: [{ name: 'OUTPUT0', into }] });
+    expectInto(result, into);
+  });
+
+  it('receives answers whose outputs are all bound into recycled memory', async () => {
+    const fresh = createTritonClient({ url: server.url, enableGpuIpc: false });
+    try {
+      const intos = [new Float32Array(ELEMENTS), new Float32Array(ELEMENTS)];
+      for (let call = 0; call < 10; call++) {
+        const into = intos[call % 2] as Float32Array;
+        into.fill(0);
+        expectInto(
+          await fresh.infer('identity', identityInput, { outputs: [{ name: 'OUTPUT0', into }] }),
+          into,
+        );
+      }
+      // One message's memory, made once, taken back after each call and handed to the next.
+      expect(poolOf(fresh).stats).toMatchObject({ fresh: 1, reused: 9, idle: 1 });
+    } finally {
+      await fresh.close();
+    }
+    // Closing frees the idle memory.
+    expect(poolOf(fresh).stats).toMatchObject({ idle: 0, idleBytes: 0 });
+  });
+
+  it('keeps fresh memory for an answer with an output not bound to `into`', async () => {
+    const fresh = createTritonClient({ url: server.url, enableGpuIpc: false });
+    try {
+      const into = new Float32Array(ELEMENTS);
+      const result = await fresh.infer('two_outputs', [{ name: 'INPUT0', datatype: 'FP32', data: input }], {
+        outputs: [{ name: 'OUTPUT0', into }, 'OUTPUT1'],
+      });
+      expect(result.output('OUTPUT0').data).toBe(into);
+      const other = result.output('OUTPUT1').data as Float32Array;
+      expect(other.buffer).not.toBe(into.buffer);
+      expect(other[ELEMENTS - 1]).toBe(input[ELEMENTS - 1]);
+      // No output at all named: every output comes back in the message, as before.
+      await fresh.infer('identity', identityInput);
+      expect(poolOf(fresh).stats).toMatchObject({ fresh: 0, reused: 0, idle: 0 });
+      // Both outputs bound: the answer is pooled, and each output is in its own memory.
+      const second = new Float32Array(ELEMENTS);
+      const both = await fresh.infer('two_outputs', [{ name: 'INPUT0', datatype: 'FP32', data: input }], {
+        outputs: [
+          { name: 'OUTPUT0', into },
+          { name: 'OUTPUT1', into: second },
+        ],
+      });
+      expect(both.output('OUTPUT1').data).toBe(second);
+      expect(second[7]).toBe(input[7]);
+      expect(poolOf(fresh).stats).toMatchObject({ fresh: 1, idle: 1 });
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('views a smaller answer in the front of `into`, and accepts a Buffer or DataView', async () => {
+    const into = new Float32Array(ELEMENTS + 16).fill(-1);
+    const result = await client.infer('identity', identityInput, { outputs: [{ name: 'OUTPUT0', into }] });
+    const data = result.output('OUTPUT0').data as Float32Array;
+    expect(data).not.toBe(into);
+    expect(data).toBeInstanceOf(Float32Array);
+    expect(data.buffer).toBe(into.buffer);
+    expect(data.length).toBe(ELEMENTS);
+    expect(into[ELEMENTS]).toBe(-1);
+    const bytes = Buffer.alloc(ELEMENTS * 4);
+    const fromBuffer = await client.infer('identity', identityInput, {
+      outputs: [{ name: 'OUTPUT0', into: bytes }],
+    });
+    expect(fromBuffer.output('OUTPUT0').data).toBeInstanceOf(Float32Array);
+    expect(bytes.equals(Buffer.from(input.buffer))).toBe(true);
+    const view = new DataView(new ArrayBuffer(ELEMENTS * 4));
+    await client.infer('identity', identityInput, { outputs: [{ name: 'OUTPUT0', into: view }] });
+    expect(view.getFloat32(4 * 9, true)).toBe(input[9]);
+  });
+
+  it('gives FP16 outputs as their bit patterns in a Uint16Array', async () => {
+    const bits = new Uint16Array([0x3c00, 0x4000, 0xc000]);
+    const into = new Uint16Array(3);
+    const result = await client.infer('identity', [{ name: 'INPUT0', datatype: 'FP16', data: bits }], {
+      outputs: [{ name: 'OUTPUT0', into }],
+    });
+    expect(result.output('OUTPUT0').data).toBe(into);
+    expect(Array.from(into)).toEqual([0x3c00, 0x4000, 0xc000]);
+  });
+});
+
+describe('outputs into caller memory on the other paths', () => {
+  it('grpc-js engine', async () => {
+    const grpcJs = createTritonClient({ url: server.url, enableGpuIpc: false, engine: 'grpc-js' });
+    try {
+      const into = new Float32Array(ELEMENTS);
+      expectInto(
+        await grpcJs.infer('identity', identityInput, { outputs: [{ name: 'OUTPUT0', into }] }),
+        into,
+      );
+    } finally {
+      await grpcJs.close();
+    }
+  });
+
+  it('HTTP transport', async () => {
+    const http: HttpClient = createHttpClient({ url: server.httpUrl as string });
+    try {
+      const into = new Float32Array(ELEMENTS);
+      expectInto(await http.infer('identity', identityInput, { outputs: [{ name: 'OUTPUT0', into }] }), into);
+      const small = new Float32Array(4);
+      const error = await failure(
+        http.infer('identity', identityInput, { outputs: [{ name: 'OUTPUT0', into: small }] }),
+      );
+      expect(error.code).toBe(ErrorCode.OutOfRange);
+    } finally {
+      await http.close();
+    }
+  });
+
+  it('GPU IPC on: the input staged through shared memory, the output into the caller array', async () => {
+    const staged = createTritonClient({ url: server.url, sharedMemory: { thresholdBytes: 1024 } });
+    try {
+      const into = new Float32Array(ELEMENTS);
+      expectInto(
+        await staged.infer('identity', identityInput, { outputs: [{ name: 'OUTPUT0', into }] }),
+        into,
+      );
+      expect(staged.grpc.sharedMemory?.stats).toMatchObject({ sharedMemoryCalls: 1, plainCalls: 0 });
+      expect(poolOf(staged).stats.fresh).toBe(1);
+    } finally {
+      await staged.close();
+    }
+  });
+
+  it('batcher: each caller gets its own rows in its own memory', async () => {
+    const batcher = createMicroBatcher(client.grpc, { client, maxQueueDelayMs: 50, maxInFlightBatches: 1 });
+    const batched = createTritonClient({ url: server.url, enableGpuIpc: false, transport: batcher });
+    try {
+      const width = 1024;
+      const callers = Array.from({ length: 6 }, (_, caller) => ({
+        data: new Float32Array(width).fill(caller + 0.25),
+        into: new Float32Array(width),
+      }));
+      const results = await Promise.all(
+        callers.map(({ data, into }) =>
+          batched.infer('identity', [{ name: 'INPUT0', datatype: 'FP32', shape: [1, width], data }], {
+            outputs: [{ name: 'OUTPUT0', into }],
+          }),
+        ),
+      );
+      results.forEach((result, caller) => {
+        const { into } = callers[caller] as (typeof callers)[number];
+        expect(result.output('OUTPUT0').data).toBe(into);
+        expect(into.every((value) => value === caller + 0.25)).toBe(true);
+      });
+      expect(batcher.stats().batches).toBeLessThan(callers.length);
+      // One caller whose memory is too small fails alone; the others in its batch are answered.
+      const small = new Float32Array(8);
+      const mixed = await Promise.allSettled(
+        callers.map(({ data, into }, caller) =>
+          batched.infer('identity', [{ name: 'INPUT0', datatype: 'FP32', shape: [1, width], data }], {
+            outputs: [{ name: 'OUTPUT0', into: caller === 2 ? small : into }],
+          }),
+        ),
+      );
+      expect(mixed.map((settled) => settled.status)).toEqual([
+        'fulfilled',
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+        'fulfilled',
+        'fulfilled',
+      ]);
+      expect(((mixed[2] as PromiseRejectedResult).reason as InfergateError).code).toBe(ErrorCode.OutOfRange);
+    } finally {
+      await batched.close();
+      await batcher.close();
+    }
+  });
+});
+
+describe('refusals', () => {
+  const identity = (outputs: readonly RequestedOutput[]) =>
+    client.infer('identity', identityInput, { outputs });
+
+  async function refusedUpFront(outputs: readonly RequestedOutput[], text: RegExp): Promise<void> {
+    const before = server.calls.length;
+    const error = await failure(identity(outputs));
+    expect(error.code).toBe(ErrorCode.InvalidArgument);
+    expect(error.message).toMatch(text);
+    expect(server.calls.length).toBe(before);
+  }
+
+  it('refuses, before sending, `into` with shared memory, classification, overlapping memory or no view', async () => {
+    const into = new Float32Array(ELEMENTS);
+    await refusedUpFront(
+      [{ name: 'OUTPUT0', into, sharedMemory: { region: 'r', byteSize: ELEMENTS * 4 } }],
+      /either `into` or `sharedMemory`/,
+    );
+    await refusedUpFront([{ name: 'OUTPUT0', into, classCount: 2 }], /classification output/);
+    const shared = new Float32Array(ELEMENTS * 2);
+    await refusedUpFront(
+      [
+        { name: 'OUTPUT0', into: shared.subarray(0, ELEMENTS + 1) },
+        { name: 'OUTPUT1', into: shared.subarray(ELEMENTS) },
+      ],
+      /overlaps/,
+    );
+    await refusedUpFront(
+      [{ name: 'OUTPUT0', into: new ArrayBuffer(8) as unknown as Uint8Array }],
+      /typed array, Buffer or DataView, got an ArrayBuffer/,
+    );
+  });
+
+  it('refuses `into` on a stream before sending', async () => {
+    const before = server.calls.length;
+    const stream = client.inferStream('identity', identityInput, {
+      outputs: [{ name: 'OUTPUT0', into: new Float32Array(ELEMENTS) }],
+    });
+    const error = await failure(
+      (async () => {
+        for await (const _ of stream) return;
+      })(),
+    );
+    expect(error.code).toBe(ErrorCode.InvalidArgument);
+    expect(error.message).toMatch(/for unary calls/);
+    expect(server.calls.length).toBe(before);
+  });
+
+  it('fails an answer bigger than `into` with OUT_OF_RANGE naming both sizes, writing nothing', async () => {
+    const into = new Float32Array(ELEMENTS - 1).fill(7);
+    const error = await failure(identity([{ name: 'OUTPUT0', into }]));
+    expect(error.code).toBe(ErrorCode.OutOfRange);
+    expect(error.retryable).toBe(false);
+    expect(error.message).toContain(`output 'OUTPUT0' is ${ELEMENTS * 4} bytes`);
+    expect(error.message).toContain(`holds ${(ELEMENTS - 1) * 4}`);
+    expect(error.message).toContain('the server ran the request');
+    expect(error.details).toEqual({
+      output: 'OUTPUT0',
+      outputBytes: ELEMENTS * 4,
+      intoBytes: (ELEMENTS - 1) * 4,
+    });
+    expect(into.every((value) => value === 7)).toBe(true);
+  });
+
+  it('fails typed for BYTES, a typed array of another datatype, and memory misaligned for it', async () => {
+    const bytes = await failure(
+      client.infer('identity', [{ name: 'INPUT0', datatype: 'BYTES', data: ['a', 'bc'] }], {
+        outputs: [{ name: 'OUTPUT0', into: new Uint8Array(64) }],
+      }),
+    );
+    expect(bytes.code).toBe(ErrorCode.InvalidArgument);
+    expect(bytes.message).toMatch(/is BYTES, of variable length/);
+    const other = await failure(identity([{ name: 'OUTPUT0', into: new Int32Array(ELEMENTS) }]));
+    expect(other.code).toBe(ErrorCode.InvalidArgument);
+    expect(other.message).toMatch(/is FP32, which `into` \(a Int32Array\) cannot view: give a Float32Array/);
+    const misaligned = Buffer.alloc(ELEMENTS * 4 + 2).subarray(2);
+    const aligned = await failure(identity([{ name: 'OUTPUT0', into: misaligned }]));
+    expect(aligned.code).toBe(ErrorCode.InvalidArgument);
+    expect(aligned.message).toMatch(/byte offset \d+ of its buffer, not a multiple of 4/);
+  });
+});
