@@ -10,6 +10,7 @@ import {
   type InferResult,
   type RequestedOutput,
   type TritonClient,
+  writeOutputsInto,
 } from '@infergate/core';
 import { createHttpClient, type HttpClient } from '@infergate/core/http';
 import { startTestServer, type TestServer } from '@infergate/testing';
@@ -18,6 +19,22 @@ import type { MessagePoolStats } from '../../packages/core/src/h2/message-pool.j
 
 let server: TestServer;
 let client: TritonClient;
+/** A promise and the function that settles it (Node 20 has no Promise.withResolvers). */
+function openable(): { promise: Promise<void>; resolve: () => void } {
+  let resolve: () => void = () => {};
+  const promise = new Promise<void>((ok) => {
+    resolve = ok;
+  });
+  return { promise, resolve };
+}
+let gates = [openable()];
+let gateEntered = 0;
+
+/** Polls `condition` every 5 ms, for at most 10 s. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let tries = 0; tries < 2000 && !condition(); tries++) await new Promise((ok) => setTimeout(ok, 5));
+  expect(condition()).toBe(true);
+}
 
 const ELEMENTS = 65_536; // 256 KiB of FP32: well over the pool's smallest message
 const input = new Float32Array(ELEMENTS).map((_, index) => index * 0.5);
@@ -27,6 +44,19 @@ beforeAll(async () => {
   server = await startTestServer({
     http: true,
     models: [
+      {
+        // Answers only when the test opens its gate: a call can be abandoned while its batch runs.
+        name: 'gated',
+        maxBatchSize: 8,
+        inputs: [{ name: 'INPUT0', datatype: 'FP32', dims: [-1] }],
+        outputs: [{ name: 'OUTPUT0', datatype: 'FP32', dims: [-1] }],
+        async execute(request) {
+          const entry = gateEntered++;
+          await (gates[entry] ?? openable()).promise;
+          const given = request.input('INPUT0');
+          return [{ name: 'OUTPUT0', datatype: 'FP32', shape: given.shape, raw: given.raw }];
+        },
+      },
       {
         name: 'two_outputs',
         inputs: [{ name: 'INPUT0', datatype: 'FP32', dims: [-1] }],
@@ -253,6 +283,45 @@ describe('outputs into caller memory on the other paths', () => {
       await batcher.close();
     }
   });
+
+  it('batcher: a caller that left while its batch ran gets nothing written into its memory', async () => {
+    const batcher = createMicroBatcher(client.grpc, { client, maxQueueDelayMs: 20, maxInFlightBatches: 1 });
+    const batched = createTritonClient({ url: server.url, enableGpuIpc: false, transport: batcher });
+    gates = [openable(), openable()];
+    gateEntered = 0;
+    try {
+      const width = 256;
+      const data = new Float32Array(width).fill(3.5);
+      const call = (into: Float32Array, signal?: AbortSignal) =>
+        batched.infer('gated', [{ name: 'INPUT0', datatype: 'FP32', shape: [1, width], data }], {
+          outputs: [{ name: 'OUTPUT0', into }],
+          ...(signal ? { signal } : {}),
+        });
+      // A first batch holds the only slot, so the next two callers wait together and go as one batch.
+      const first = call(new Float32Array(width));
+      await until(() => gateEntered === 1);
+      const leaving = new Float32Array(width).fill(7);
+      const staying = new Float32Array(width).fill(7);
+      const controller = new AbortController();
+      const left = call(leaving, controller.signal);
+      const stays = call(staying);
+      gates[0]?.resolve();
+      await first;
+      await until(() => gateEntered === 2);
+      // That batch is at the server now: the first caller leaves, then the server answers both.
+      controller.abort();
+      expect((await failure(left)).code).toBe(ErrorCode.Cancelled);
+      gates[1]?.resolve();
+      expect((await stays).output('OUTPUT0').data).toBe(staying);
+      expect(staying.every((value) => value === 3.5)).toBe(true);
+      expect(batcher.stats().batches).toBe(2);
+      expect(leaving.every((value) => value === 7)).toBe(true);
+    } finally {
+      for (const gate of gates) gate.resolve();
+      await batched.close();
+      await batcher.close();
+    }
+  });
 });
 
 describe('refusals', () => {
@@ -334,5 +403,51 @@ describe('refusals', () => {
     const aligned = await failure(identity([{ name: 'OUTPUT0', into: misaligned }]));
     expect(aligned.code).toBe(ErrorCode.InvalidArgument);
     expect(aligned.message).toMatch(/byte offset \d+ of its buffer, not a multiple of 4/);
+  });
+
+  it('checks every bound output before writing any: a failing call leaves all of the memory as it was', async () => {
+    const fits = new Float32Array(ELEMENTS).fill(7);
+    const tooSmall = new Float32Array(ELEMENTS - 1).fill(7);
+    const error = await failure(
+      client.infer('two_outputs', [{ name: 'INPUT0', datatype: 'FP32', data: input }], {
+        outputs: [
+          { name: 'OUTPUT0', into: fits },
+          { name: 'OUTPUT1', into: tooSmall },
+        ],
+      }),
+    );
+    expect(error.code).toBe(ErrorCode.OutOfRange);
+    expect(error.message).toContain("output 'OUTPUT1'");
+    expect(fits.every((value) => value === 7)).toBe(true);
+    expect(tooSmall.every((value) => value === 7)).toBe(true);
+  });
+
+  it("writes nothing for an answer whose call was abandoned (a hedging router's losing attempt)", () => {
+    const into = new Float32Array(4).fill(7);
+    const raw = new Uint8Array(new Float32Array([1, 2, 3, 4]).buffer);
+    const request = { model: 'identity', inputs: [], outputs: [{ name: 'OUTPUT0', into }] };
+    const response = {
+      model: 'identity',
+      modelVersion: '1',
+      id: '',
+      parameters: {},
+      outputs: [{ name: 'OUTPUT0', datatype: 'FP32' as const, shape: [4], raw }],
+    };
+    const controller = new AbortController();
+    controller.abort();
+    let thrown: unknown;
+    try {
+      writeOutputsInto(request, response, { signal: controller.signal });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(InfergateError);
+    expect((thrown as InfergateError).code).toBe(ErrorCode.Cancelled);
+    expect(into.every((value) => value === 7)).toBe(true);
+    // Not abandoned: written.
+    expect(
+      writeOutputsInto(request, response, { signal: new AbortController().signal }).outputs[0]?.raw.buffer,
+    ).toBe(into.buffer);
+    expect([...into]).toEqual([1, 2, 3, 4]);
   });
 });

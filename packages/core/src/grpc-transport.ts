@@ -314,7 +314,7 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
         // goes back once `read` copied the outputs out (decision 0026).
         const pool = answerGoesIntoCallerMemory(request) ? this.h2.messagePool : undefined;
         const pooled = pool !== undefined;
-        const read = (message: ModelInferResponse) => readAnswer(request, message, pooled);
+        const read = (message: ModelInferResponse) => readAnswer(request, message, pooled, options.signal);
         sent = inferOverH2(
           this.h2,
           this.h2Site,
@@ -325,7 +325,7 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
         );
       } else
         sent = this.inferOverGrpcJs(request, options, context).then((message) =>
-          readAnswer(request, message, false),
+          readAnswer(request, message, false, options.signal),
         );
     } catch (error) {
       return Promise.reject(InfergateError.from(error, ErrorCode.InvalidArgument));
@@ -521,8 +521,13 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
  * The InferResponse of a parsed answer, with the outputs the request bound to `into` written there.
  * `pooled`: the message's memory is reused after this returns, so every other output is copied too.
  */
-function readAnswer(request: InferRequest, message: ModelInferResponse, pooled: boolean): InferResponse {
+function readAnswer(
+  request: InferRequest,
+  message: ModelInferResponse,
+  pooled: boolean,
+  signal: AbortSignal | undefined,
+): InferResponse {
   const response = fromModelInferResponse(message, sharedMemoryOutputs(request));
   checkRequestedOutputs(request, response);
-  return writeOutputsInto(request, response, pooled);
+  return writeOutputsInto(request, response, { copyOthers: pooled, signal });
 }

@@ -36,7 +36,7 @@ export { GrpcTransport } from './grpc-transport.js';
 export { assertSafeHeaders } from './header-values.js';
 export type { InferOptions } from './infer-request.js';
 export { buildInferRequest } from './infer-request.js';
-export { writeOutputsInto } from './internal/infer-response-into.js';
+export { type WriteOutputsIntoOptions, writeOutputsInto } from './internal/infer-response-into.js';
 export { createLiveGauge, type GaugeSource, lazyInstruments } from './lazy-instruments.js';
 export { networkErrorCode } from './network-errors.js';
 export type {

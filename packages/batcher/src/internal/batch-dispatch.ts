@@ -76,12 +76,14 @@ function hasOutputsInto(outputs: readonly RequestedOutput[]): boolean {
 
 /**
  * A member's share of a batched answer, with the outputs it bound to `into` written into its own
- * memory; a typed error (that member's only) when one does not fit.
+ * memory; a typed error (that member's only) when one does not fit. A member that left while the
+ * batch ran (aborted, past its deadline) has its memory back already: nothing is written there.
  */
-function memberAnswer(request: InferRequest, answer: InferResponse): InferResponse | InfergateError {
-  if (request.outputs === undefined || !hasOutputsInto(request.outputs)) return answer;
+function memberAnswer(call: PendingCall, answer: InferResponse): InferResponse | InfergateError {
+  const { request } = call;
+  if (request.outputs === undefined || !hasOutputsInto(request.outputs) || call.settled) return answer;
   try {
-    return writeOutputsInto(request, answer);
+    return writeOutputsInto(request, answer, { signal: call.options.signal });
   } catch (error) {
     return InfergateError.from(error, ErrorCode.Internal);
   }
@@ -221,7 +223,7 @@ async function sendGroup(
     answerLater(
       state,
       call,
-      memberAnswer(call.request, {
+      memberAnswer(call, {
         model: answeredModel,
         modelVersion,
         id: call.request.id ?? '',

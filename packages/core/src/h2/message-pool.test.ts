@@ -84,7 +84,7 @@ describe('writeOutputsInto', () => {
   it('copies outputs not bound to `into` out of a message whose memory is reused', () => {
     const into = new Float32Array(3);
     const request: InferRequest = { model: 'm', inputs: [], outputs: [{ name: 'A', into }] };
-    const written = writeOutputsInto(request, response, true);
+    const written = writeOutputsInto(request, response, { copyOthers: true });
     expect(written.outputs[0]?.raw.buffer).toBe(into.buffer);
     expect(written.outputs[1]?.raw.buffer).not.toBe(raw.buffer);
     const copied = (written.outputs[1] as { raw: Uint8Array }).raw;

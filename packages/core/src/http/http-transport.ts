@@ -239,7 +239,7 @@ export class HttpTransport implements InferTransport {
         : InfergateError.from(error, ErrorCode.DataLoss);
     }
     // Outputs bound to `into` are copied out of the body into the caller's memory (decision 0026).
-    return writeOutputsInto(request, response);
+    return writeOutputsInto(request, response, { signal: options.signal });
   }
 
   /**

@@ -11,7 +11,7 @@ export { abortError, ErrorCode, InfergateError, isBackpressureCode, isRetryableC
 export { Extension } from '../extension.js';
 export type { InferOptions } from '../infer-request.js';
 export { buildInferRequest } from '../infer-request.js';
-export { writeOutputsInto } from '../internal/infer-response-into.js';
+export { type WriteOutputsIntoOptions, writeOutputsInto } from '../internal/infer-response-into.js';
 export type { Parameters, ParameterValue } from '../parameters.js';
 export { param } from '../parameters.js';
 export type {

@@ -4,7 +4,7 @@
 // before its receive memory goes back to the pool); the client calls it again for transports that do
 // not, which costs nothing when the bytes are already in place.
 import { elementSize } from '../datatype.js';
-import { ErrorCode, InfergateError } from '../errors.js';
+import { abortError, ErrorCode, InfergateError } from '../errors.js';
 import type { EncodedTensor } from '../tensor.js';
 import type { InferRequest, InferResponse, RequestedOutput } from '../transport.js';
 
@@ -109,8 +109,8 @@ export const intoArray = {
   FP64: Float64Array,
 } as const;
 
-/** Writes one output's bytes into `into`; returns them as a view of `into`. Throws before any write. */
-function writeInto(output: EncodedTensor, into: ArrayBufferView, model: string): Uint8Array {
+/** Throws the typed error for an output that `into` cannot hold or view; writes nothing. */
+function checkInto(output: EncodedTensor, into: ArrayBufferView, model: string): void {
   const { name, datatype, raw, shape } = output;
   const what = `output '${name}'`;
   const afterRun = 'the server ran the request';
@@ -144,6 +144,11 @@ function writeInto(output: EncodedTensor, into: ArrayBufferView, model: string):
       },
     );
   }
+}
+
+/** Copies a checked output's bytes into `into`; returns them as a view of `into`. */
+function copyInto(output: EncodedTensor, into: ArrayBufferView): Uint8Array {
+  const { raw } = output;
   if (raw.buffer === into.buffer && raw.byteOffset === into.byteOffset) return raw;
   const target = new Uint8Array(into.buffer, into.byteOffset, raw.byteLength);
   target.set(raw);
@@ -156,22 +161,45 @@ function intoOf(outputs: readonly RequestedOutput[], name: string): ArrayBufferV
   return undefined;
 }
 
+/** How `writeOutputsInto` treats the rest of the answer. */
+export interface WriteOutputsIntoOptions {
+  /**
+   * Give every output not bound to `into` bytes of its own: for a message whose memory is about to
+   * be reused (a server that sent an output nobody asked for).
+   */
+  copyOthers?: boolean;
+  /**
+   * The call's signal: once it is aborted (a hedging router's losing attempt, a caller gone), the
+   * answer writes nothing into the caller's memory, which the caller may be using again, and the
+   * call fails CANCELLED (or with the signal's reason) instead.
+   */
+  signal?: AbortSignal | undefined;
+}
+
 /**
  * The response with each output the request bound to `into` written there (its `raw` then a view of
- * the caller's memory). `copyOthers`: give every other output bytes of its own, for a message whose
- * memory is about to be reused (a server that sent an output nobody asked for). Throws a typed error
- * naming the output when one does not fit or cannot be viewed in its `into`; no write goes past it.
+ * the caller's memory). Throws a typed error naming the output when one does not fit or cannot be
+ * viewed in its `into`, before anything is written into any of them.
  */
 export function writeOutputsInto(
   request: InferRequest,
   response: InferResponse,
-  copyOthers = false,
+  options: WriteOutputsIntoOptions = {},
 ): InferResponse {
   const requested = request.outputs;
-  if (requested === undefined || (!copyOthers && !hasOutputsInto(requested))) return response;
+  const { copyOthers = false, signal } = options;
+  const binds = requested !== undefined && hasOutputsInto(requested);
+  if (requested === undefined || (!copyOthers && !binds)) return response;
+  if (binds && signal?.aborted) throw abortError(signal, { model: request.model });
+  // Every bound output is checked before the first is written: a failing call leaves all of the
+  // caller's memory as it was.
+  for (const output of response.outputs) {
+    const into = intoOf(requested, output.name);
+    if (into !== undefined) checkInto(output, into, request.model);
+  }
   const outputs = response.outputs.map((output): EncodedTensor => {
     const into = intoOf(requested, output.name);
-    if (into !== undefined) return { ...output, raw: writeInto(output, into, request.model) };
+    if (into !== undefined) return { ...output, raw: copyInto(output, into) };
     if (!copyOthers || output.raw.byteLength === 0) return output;
     return { ...output, raw: Uint8Array.prototype.slice.call(output.raw) };
   });
