@@ -64,10 +64,6 @@ import {
   unknownArms,
 } from '../unary-figures.js';
 
-const SIZES = UNARY_SIZES;
-const CONCURRENCIES = UNARY_CONCURRENCIES;
-const ARMS = UNARY_ARMS;
-type Arm = UnaryArm;
 const PYTHON = join(ROOT, 'test/interop/.venv/bin/python');
 const SCRIPT = join(ROOT, 'bench/suites/unary_tritonclient.py');
 const INFER_PATH = '/inference.GRPCInferenceService/ModelInfer';
@@ -170,7 +166,7 @@ function python(
   };
 }
 
-const ARM_COLORS: Record<Arm, string> = {
+const ARM_COLORS: Record<UnaryArm, string> = {
   core: '#1f77b4',
   core_into: '#17becf',
   core_tuned: '#9ecae1',
@@ -191,21 +187,21 @@ export function unaryChartSvg(cases: readonly BenchCase[]): string {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${2 * panelH + 60}" font-family="sans-serif" font-size="11">`,
     `<rect width="${width}" height="${2 * panelH + 60}" fill="#ffffff"/>`,
   ];
-  SIZES.forEach((size, panel) => {
+  UNARY_SIZES.forEach((size, panel) => {
     const top = 30 + panel * (panelH + 10);
-    const cells = CONCURRENCIES.map((c) => `${size.label}c${c}`);
+    const cells = UNARY_CONCURRENCIES.map((c) => `${size.label}c${c}`);
     const rows = cases.filter((entry) => cells.includes(entry.load));
     const max = Math.max(1, ...rows.map((entry) => entry.itemsPerSec ?? 0));
     const plotH = panelH - 40;
     const groupW = (width - 160) / cells.length;
-    const barW = (groupW - 20) / ARMS.length;
+    const barW = (groupW - 20) / UNARY_ARMS.length;
     parts.push(
       `<text x="60" y="${top}" font-size="13">identity ${size.label ? 'FP32 [1,262144] (1 MiB)' : 'FP32 [1,16]'}: items/s (max ${Math.round(max)})</text>`,
       `<line x1="60" y1="${top + 10 + plotH}" x2="${width - 100}" y2="${top + 10 + plotH}" stroke="#000"/>`,
     );
     cells.forEach((cell, group) => {
       const x0 = 70 + group * groupW;
-      ARMS.forEach((arm, index) => {
+      UNARY_ARMS.forEach((arm, index) => {
         const value = rows.find((entry) => entry.load === cell && entry.arm === arm)?.itemsPerSec ?? 0;
         const h = (value / max) * plotH;
         const x = x0 + index * barW;
@@ -215,11 +211,11 @@ export function unaryChartSvg(cases: readonly BenchCase[]): string {
         );
       });
       parts.push(
-        `<text x="${(x0 + (groupW - 20) / 2).toFixed(1)}" y="${top + plotH + 24}" text-anchor="middle">c${CONCURRENCIES[group]}</text>`,
+        `<text x="${(x0 + (groupW - 20) / 2).toFixed(1)}" y="${top + plotH + 24}" text-anchor="middle">c${UNARY_CONCURRENCIES[group]}</text>`,
       );
     });
   });
-  ARMS.forEach((arm, index) => {
+  UNARY_ARMS.forEach((arm, index) => {
     const y = 50 + index * 18;
     parts.push(
       `<rect x="${width - 90}" y="${y - 9}" width="12" height="12" fill="${ARM_COLORS[arm]}"/>`,
@@ -246,7 +242,7 @@ interface Target {
 interface RunOptions {
   seconds: number;
   rounds: number;
-  sizes: readonly (typeof SIZES)[number][];
+  sizes: readonly (typeof UNARY_SIZES)[number][];
   concurrencies: readonly number[];
   engine: 'grpc-js' | 'http2' | undefined;
   compare: string | undefined;
@@ -261,12 +257,12 @@ interface Closable {
 /** The Node arms' clients for one server: only those of the arms measured. */
 async function openClients(
   url: string,
-  arms: readonly Arm[],
+  arms: readonly UnaryArm[],
   options: RunOptions,
-): Promise<{ clients: Map<Arm, Closable>; bare: BareClient | undefined }> {
+): Promise<{ clients: Map<UnaryArm, Closable>; bare: BareClient | undefined }> {
   const base = { url, enableGpuIpc: false, timeoutMs: 60_000 } as const;
-  const clients = new Map<Arm, Closable>();
-  const want = (arm: Arm) => arms.includes(arm);
+  const clients = new Map<UnaryArm, Closable>();
+  const want = (arm: UnaryArm) => arms.includes(arm);
   if (want('core'))
     clients.set(
       'core',
@@ -331,7 +327,7 @@ function intoCall(client: Closable, model: string, inputs: InputTensor[], elemen
 }
 
 /** One half of the suite: every size × concurrency cell of `arms` against `target`. */
-async function measure(target: Target, arms: readonly Arm[], options: RunOptions): Promise<BenchCase[]> {
+async function measure(target: Target, arms: readonly UnaryArm[], options: RunOptions): Promise<BenchCase[]> {
   const { seconds, rounds } = options;
   const { clients, bare } = await openClients(target.url, arms, options);
   const cells = new Map<string, Measured[]>();
@@ -345,7 +341,7 @@ async function measure(target: Target, arms: readonly Arm[], options: RunOptions
         toModelInferRequest(request),
         request.inputs.map((input) => ('raw' in input ? (input.raw as Uint8Array) : new Uint8Array())),
       );
-      const calls = new Map<Arm, Call>();
+      const calls = new Map<UnaryArm, Call>();
       for (const [arm, client] of clients) {
         if (arm !== 'core_into') calls.set(arm, () => client.infer(target.model, inputs));
         else calls.set(arm, intoCall(client, target.model, inputs, size.elements));
@@ -370,7 +366,7 @@ async function measure(target: Target, arms: readonly Arm[], options: RunOptions
       for (const [arm, call] of calls) if (sizeArms.includes(arm)) await closedLoopWindow(call, 16, 500);
       for (const concurrency of options.concurrencies) {
         for (let round = 0; round < rounds; round++) {
-          const order = sizeArms.map((_, index) => sizeArms[(index + round) % sizeArms.length] as Arm);
+          const order = sizeArms.map((_, index) => sizeArms[(index + round) % sizeArms.length] as UnaryArm);
           for (const arm of order) {
             const serverBefore = target.serverPid === undefined ? 0 : processCpuMs(target.serverPid);
             const call = calls.get(arm);
@@ -450,10 +446,10 @@ export async function run(): Promise<void> {
   const options: RunOptions = {
     seconds: Number(flag('seconds') ?? 2),
     rounds: Number(flag('rounds') ?? 3),
-    sizes: SIZES.filter(
+    sizes: UNARY_SIZES.filter(
       (size) => onlySizes === undefined || onlySizes.includes(size.label ? '1MiB' : String(size.elements)),
     ),
-    concurrencies: flag('concurrency')?.split(',').map(Number) ?? CONCURRENCIES,
+    concurrencies: flag('concurrency')?.split(',').map(Number) ?? UNARY_CONCURRENCIES,
     engine: engineFlag === 'grpc-js' || engineFlag === 'http2' ? engineFlag : undefined,
     compare: flag('compare'),
   };
