@@ -1,5 +1,6 @@
 import { assertSafeHeaders } from '../header-values.js';
 import type { ResolvedClientOptions } from '../options.js';
+import { isPlainObject } from './plain-object.js';
 
 // Loading zod was most of a cold process's createTritonClient() (about 55 of 70–94 ms), paid by
 // every serverless cold start for options that are nearly always valid. This reads the client
@@ -45,15 +46,6 @@ const ACCESS_TOKEN = /^[\t\x20-\x7e]*$/;
 /** What z.object accepts: any object but null and arrays. */
 function isObject(value: unknown): value is Fields {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** What z.record accepts: an object whose constructor, if it has one, is Object-like. */
-function isPlainObject(value: unknown): value is Fields {
-  if (!isObject(value)) return false;
-  const maker = value.constructor;
-  if (maker === undefined || typeof maker !== 'function') return true;
-  const prototype: unknown = maker.prototype;
-  return isObject(prototype) && Object.hasOwn(prototype, 'isPrototypeOf');
 }
 
 /** A strict object: no key (own or inherited, enumerable) outside the schema's. */
