@@ -187,9 +187,9 @@ export const routerOptionsShape = {
     .strict()
     .default({ strategy: 'weighted', decayMs: 1_000 }),
   /** Deadline-aware admission and priority shedding. @default { lowPriorityShare: 0.75, minSamples: 5 } */
-  admission: admissionSchema.default({ lowPriorityShare: 0.75, minSamples: 5 }),
+  admission: admissionSchema(z).default({ lowPriorityShare: 0.75, minSamples: 5 }),
   /** Hedged requests for calls marked `idempotent`. @default none (no hedging) */
-  hedge: hedgeSchema.optional(),
+  hedge: hedgeSchema(z).optional(),
   /** Random source for balancing and jitter (tests). @default Math.random */
   random: fn<() => number>('random').optional(),
 };
