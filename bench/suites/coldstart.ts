@@ -3,6 +3,8 @@
 // and the size of the built entry (raw and gzip). Baseline arm: importing an empty module.
 // Also `@infergate/core/http` (the fetch-only entry) and the size of a Cloudflare Worker that
 // uses it, bundled with esbuild as a Workers project would (ESM, minified, no Node platform).
+// For information (no targets): the batcher's and the router's import → construction with valid
+// options in a fresh process, what a serverless handler that builds them at load pays (decision 0025).
 //   pnpm build && pnpm bench coldstart [--runs 15]
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -15,6 +17,32 @@ import { type BenchCase, flag, median, packageVersion, ROOT, report } from '../l
 const probe = `const started = performance.now();
 await import(process.argv[2]);
 process.stdout.write(String(performance.now() - started));`;
+
+/** Imports a package, then makes its object with valid options: [import ms, construction ms]. */
+const constructProbe = `const transport = { infer: async () => ({}), stream: () => ({}) };
+const started = performance.now();
+const loaded = await import(process.argv[2]);
+const imported = performance.now();
+if (process.argv[3] === 'batcher')
+  loaded.createMicroBatcher(transport, { maxBatchSize: 32, maxQueueDelayMs: 5, tenants: { a: { weight: 2 } } });
+else
+  loaded.createInferRouter({
+    targets: [{ name: 'a', transport }, { name: 'b', transport, breaker: { openMs: 500 } }],
+    route: { fallback: ['a', 'b'] },
+    attemptTimeoutMs: 1000,
+  });
+process.stdout.write(JSON.stringify([imported - started, performance.now() - imported]));
+process.exit(0);`;
+
+/** The two packages whose construction validates options with zod (or, with valid ones, without). */
+const CONSTRUCTED = { batcher: 'createMicroBatcher', router: 'createInferRouter' } as const;
+
+function constructMs(name: keyof typeof CONSTRUCTED, script: string): [number, number] {
+  const entry = join(ROOT, 'packages', name, 'dist', 'index.js');
+  const result = spawnSync(process.execPath, [script, entry, name], { cwd: ROOT, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`${CONSTRUCTED[name]} failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as [number, number];
+}
 
 function importMs(specifier: string, script: string): number {
   const result = spawnSync(process.execPath, [script, specifier], { cwd: ROOT, encoding: 'utf8' });
@@ -89,6 +117,8 @@ export async function run(): Promise<void> {
   const empty = join(tmpdir(), `infergate-empty-${process.pid}.mjs`);
   writeFileSync(script, probe);
   writeFileSync(empty, 'export {};\n');
+  const constructScript = join(tmpdir(), `infergate-construct-${process.pid}.mjs`);
+  writeFileSync(constructScript, constructProbe);
   const packages = readdirSync(join(ROOT, 'packages')).filter((name) =>
     existsSync(join(ROOT, 'packages', name, 'dist', 'index.js')),
   );
@@ -98,11 +128,22 @@ export async function run(): Promise<void> {
   const times = new Map<string, number[]>(packages.map((name) => [name, []]));
   const httpEntry = join(ROOT, 'packages', 'core', 'dist', 'http.js');
   const httpTimes: number[] = [];
+  const constructed = (Object.keys(CONSTRUCTED) as (keyof typeof CONSTRUCTED)[]).filter((name) =>
+    packages.includes(name),
+  );
+  const constructTimes = new Map(
+    constructed.map((name) => [name, { imported: [] as number[], made: [] as number[] }]),
+  );
   for (let run = 0; run < runs; run++) {
     baseline.push(importMs(empty, script));
     for (const name of packages)
       times.get(name)?.push(importMs(join(ROOT, 'packages', name, 'dist', 'index.js'), script));
     if (existsSync(httpEntry)) httpTimes.push(importMs(httpEntry, script));
+    for (const name of constructed) {
+      const [imported, made] = constructMs(name, constructScript);
+      constructTimes.get(name)?.imported.push(imported);
+      constructTimes.get(name)?.made.push(made);
+    }
   }
   const emptyMs = median(baseline);
   cases.push({ name: 'empty module', arm: 'baseline', load: 'import', p50Ms: emptyMs });
@@ -132,6 +173,19 @@ export async function run(): Promise<void> {
     });
     versions[`@infergate/${name}`] = packageVersion(name);
     if (name === 'core') ratios.core_import_ms = ms;
+  }
+  for (const name of constructed) {
+    const { imported, made } = constructTimes.get(name) ?? { imported: [], made: [] };
+    const total = median(imported.map((ms, index) => ms + (made[index] ?? 0)));
+    cases.push({
+      name: `@infergate/${name}: import, then ${CONSTRUCTED[name]}() with valid options`,
+      arm: `${name}-construct`,
+      load: 'import+construct',
+      p50Ms: total,
+      extra: { importMs: median(imported), constructMs: median(made) },
+    });
+    ratios[`${name}_import_construct_ms`] = total;
+    ratios[`${name}_construct_ms`] = median(made);
   }
   if (httpTimes.length > 0) {
     const ms = median(httpTimes);

@@ -7,6 +7,8 @@ const entry = {
   http: 'src/http/index.ts',
   // Internal: the gRPC message reader the reference server (@infergate/testing) shares; no API promise.
   'grpc-frames': 'src/h2/grpc-frames.ts',
+  // Internal: the zod rules that the batcher's and router's hand-read options share (decision 0025).
+  'option-checks': 'src/internal/option-checks.ts',
 };
 
 export default defineConfig([

@@ -1,4 +1,5 @@
 import { ErrorCode, InfergateError } from './errors.js';
+import { isPlainObject } from './internal/plain-object.js';
 
 /** Visible ASCII, space and tab: what HTTP/1, HTTP/2 and gRPC all accept in a header value. */
 const SAFE_VALUE = /^[\t\x20-\x7e]*$/;
@@ -11,6 +12,23 @@ const SAFE_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
  * error names the header, never its value (which may be a credential).
  */
 export function assertSafeHeaders(headers: Readonly<Record<string, string>>, what = 'headers'): void {
+  // Headers are read with Object.entries, which skips symbol keys and reads a string or an array by
+  // index: anything but a plain object would be sent as something else than what was meant, or not at
+  // all. Refused here with the same error a bad client `headers` option gets.
+  if (!isPlainObject(headers)) {
+    throw new InfergateError(
+      ErrorCode.InvalidArgument,
+      `${what}: must be a plain object of header names and values`,
+    );
+  }
+  for (const key of Object.getOwnPropertySymbols(headers)) {
+    if (Object.prototype.propertyIsEnumerable.call(headers, key)) {
+      throw new InfergateError(
+        ErrorCode.InvalidArgument,
+        `${what}: header name ${String(key)} is not a valid HTTP token`,
+      );
+    }
+  }
   for (const [name, value] of Object.entries(headers)) {
     if (!SAFE_NAME.test(name)) {
       throw new InfergateError(

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import packageJson from '../package.json' with { type: 'json' };
 import { createTritonClient } from './client.js';
+import { createGrpcTransport } from './create-grpc-transport.js';
+import { InfergateError } from './errors.js';
 import { clientOptionsSchema, parseEndpoint, parseOptions } from './options.js';
 import { param, toWireParameter } from './parameters.js';
 import { VERSION } from './version.js';
@@ -27,6 +29,32 @@ describe('client options', () => {
     expect(() => createTritonClient({ url: 'not a url' })).toThrow(/invalid url 'not a url'/);
     // serviceName was never read; it is gone rather than silently ignored.
     expect(() => createTritonClient({ url: 'h:1', serviceName: 'x' } as never)).toThrow(/serviceName/);
+  });
+
+  it('refuses a symbol key in a record option with the same INVALID_ARGUMENT error, naming the key', () => {
+    const key = Symbol('tenant');
+    const create = [
+      (options: object) => createTritonClient({ url: 'h:1', ...options }),
+      (options: object) => createGrpcTransport({ url: 'h:1', ...options }),
+    ];
+    for (const make of create) {
+      for (const [field, record] of [
+        ['headers', { authorization: 'Bearer t', [key]: 'v' }],
+        ['channelOptions', { [key]: 1 }],
+      ] as const) {
+        let thrown: unknown;
+        try {
+          make({ [field]: record });
+        } catch (error) {
+          thrown = error;
+        }
+        expect(thrown).toBeInstanceOf(InfergateError);
+        expect(thrown).toMatchObject({
+          code: 'INVALID_ARGUMENT',
+          rawMessage: expect.stringMatching(`^invalid .*options: ${field}\\.Symbol\\(tenant\\): `),
+        });
+      }
+    }
   });
 
   it('parses endpoints with and without scheme', () => {

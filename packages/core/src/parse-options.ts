@@ -9,10 +9,16 @@ type SafeParse<S extends zc.$ZodType> = (
   value: unknown,
 ) => { success: true; data: zc.output<S> } | { success: false; error: zc.$ZodError };
 
-/** Formats zod's issues into one readable line each. */
+/**
+ * Formats zod's issues into one readable line each. A path may hold symbols (a record refuses a
+ * symbol key and names it), which `join` cannot turn into text, so each part goes through String.
+ */
 export function describeIssues(error: { issues: readonly zc.$ZodIssue[] }): string {
   return error.issues
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(options)'}: ${issue.message}`)
+    .map(
+      (issue) =>
+        `${issue.path.length > 0 ? issue.path.map(String).join('.') : '(options)'}: ${issue.message}`,
+    )
     .join('; ');
 }
 

@@ -1,34 +1,38 @@
 import { type CallOptions, type CallScope, callSloOf, ErrorCode, InfergateError } from '@infergate/core';
-import { z } from 'zod';
+import type * as Zod from 'zod';
+import type { z } from 'zod';
 import type { LoadBook } from './load-stats.js';
 import type { RouteTarget } from './route-target.js';
 
-export const admissionSchema = z
-  .object({
-    /**
-     * Calls in flight from this router per target (all models together) past which the target
-     * takes no more: the call goes to another candidate, else fails with RESOURCE_EXHAUSTED
-     * (reason "overloaded") instead of queueing behind the others. @default none (no limit)
-     */
-    maxInFlight: z.number().int().positive().optional(),
-    /**
-     * The share of `maxInFlight` a call of lower priority may fill: priority 2 gets this share,
-     * 3 its square, and so on (1 and unset get all of it), so low-priority work is shed first as
-     * a target fills up. @default 0.75
-     */
-    lowPriorityShare: z.number().min(0).max(1).default(0.75),
-    /**
-     * Answers a target must have given for a model before its latency average is trusted to turn
-     * a call away for its deadline (or SLO). @default 5
-     */
-    minSamples: z.number().int().positive().default(5),
-  })
-  .strict();
+/** The `admission` option's schema, built with the router's lazily loaded zod (config.ts). */
+export function admissionSchema(z: typeof Zod.z) {
+  return z
+    .object({
+      /**
+       * Calls in flight from this router per target (all models together) past which the target
+       * takes no more: the call goes to another candidate, else fails with RESOURCE_EXHAUSTED
+       * (reason "overloaded") instead of queueing behind the others. @default none (no limit)
+       */
+      maxInFlight: z.number().int().positive().optional(),
+      /**
+       * The share of `maxInFlight` a call of lower priority may fill: priority 2 gets this share,
+       * 3 its square, and so on (1 and unset get all of it), so low-priority work is shed first as
+       * a target fills up. @default 0.75
+       */
+      lowPriorityShare: z.number().min(0).max(1).default(0.75),
+      /**
+       * Answers a target must have given for a model before its latency average is trusted to turn
+       * a call away for its deadline (or SLO). @default 5
+       */
+      minSamples: z.number().int().positive().default(5),
+    })
+    .strict();
+}
 
 // An interface, not a type alias, so that the API reference lists every field.
 /** The router's `admission` option. */
-export interface AdmissionOptions extends z.input<typeof admissionSchema> {}
-type ResolvedAdmission = z.output<typeof admissionSchema>;
+export interface AdmissionOptions extends z.input<ReturnType<typeof admissionSchema>> {}
+type ResolvedAdmission = z.output<ReturnType<typeof admissionSchema>>;
 
 /**
  * Why a candidate was passed over: it could not answer in time, it has no room at this priority,

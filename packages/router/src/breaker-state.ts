@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import type * as Zod from 'zod';
+import { loadZod } from './internal/load-zod.js';
 
 /**
  * A breaker's state. `trips` counts consecutive trips: it grows each time a half-open probe fails
@@ -18,27 +19,40 @@ export interface BreakerSnapshot {
   readonly lastFailureAt: number | undefined;
 }
 
-const finite = z.number().finite();
-const stateSchema = z.discriminatedUnion('kind', [
-  z.object({
-    kind: z.literal('closed'),
-    trips: z.number().int().nonnegative(),
-    closedAt: finite.optional(),
-  }),
-  z.object({
-    kind: z.literal('open'),
-    trips: z.number().int().positive(),
-    openedAt: finite,
-    halfOpenAt: finite,
-  }),
-  z.object({ kind: z.literal('half-open'), trips: z.number().int().positive(), since: finite }),
-]);
+function buildBreakerSnapshotSchema(z: typeof Zod.z) {
+  const finite = z.number().finite();
+  const stateSchema = z.discriminatedUnion('kind', [
+    z.object({
+      kind: z.literal('closed'),
+      trips: z.number().int().nonnegative(),
+      closedAt: finite.optional(),
+    }),
+    z.object({
+      kind: z.literal('open'),
+      trips: z.number().int().positive(),
+      openedAt: finite,
+      halfOpenAt: finite,
+    }),
+    z.object({ kind: z.literal('half-open'), trips: z.number().int().positive(), since: finite }),
+  ]);
+  return z.object({
+    version: z.literal(1),
+    state: stateSchema,
+    lastFailureAt: finite.optional(),
+  });
+}
 
-export const breakerSnapshotSchema = z.object({
-  version: z.literal(1),
-  state: stateSchema,
-  lastFailureAt: finite.optional(),
-});
+let snapshotSchema: ReturnType<typeof buildBreakerSnapshotSchema> | undefined;
+
+/**
+ * The schema of a saved breaker state; zod loads on first use. A valid snapshot is read without it
+ * (internal/accept-breaker-snapshot.ts), so a serverless cold start that restores its breakers does
+ * not load zod either (decision 0025).
+ */
+export function breakerSnapshotSchema(): ReturnType<typeof buildBreakerSnapshotSchema> {
+  snapshotSchema ??= buildBreakerSnapshotSchema(loadZod());
+  return snapshotSchema;
+}
 
 export const CLOSED: BreakerState = { kind: 'closed', trips: 0, closedAt: undefined };
 

@@ -8,7 +8,7 @@ const breakers: Breaker[] = [];
 function breaker(options: Record<string, unknown> = {}, init: Partial<BreakerInit> = {}): Breaker {
   const created = new Breaker({
     name: 'target',
-    options: breakerOptionsSchema.parse({ volumeThreshold: 2, openMs: 1000, openJitter: 0, ...options }),
+    options: breakerOptionsSchema().parse({ volumeThreshold: 2, openMs: 1000, openJitter: 0, ...options }),
     random: () => 0.5,
     ...init,
   });

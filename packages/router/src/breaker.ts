@@ -8,6 +8,7 @@ import {
   openTimeMs,
 } from './breaker-state.js';
 import type { ResolvedBreakerOptions } from './config.js';
+import { acceptBreakerSnapshot } from './internal/accept-breaker-snapshot.js';
 
 /** Answers whether an open target is ready again (Triton ServerReady / ModelReady). */
 export type ProbeFunction = (signal: AbortSignal) => Promise<boolean>;
@@ -155,7 +156,8 @@ export class Breaker {
     const restored =
       init.initialState === undefined
         ? undefined
-        : parseOptions(breakerSnapshotSchema, init.initialState, `breaker state of '${init.name}'`);
+        : (acceptBreakerSnapshot(init.initialState) ??
+          parseOptions(breakerSnapshotSchema(), init.initialState, `breaker state of '${init.name}'`));
     this.#window = new RollingWindow(init.options.rollingBuckets);
     this.#rotateTimer = setInterval(
       () => this.#window.rotate(),

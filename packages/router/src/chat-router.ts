@@ -5,6 +5,7 @@ import { estimateChatCost, type PriceSource, promptTokens } from './chat-price.j
 import { ChatRouterMetrics } from './chat-router-metrics.js';
 import { type ChatRouterOptions, chatRouterConfigSchema } from './config.js';
 import { createBreaker } from './create-breaker.js';
+import { acceptChatRouterOptions } from './internal/accept-router-options.js';
 import type { RouteCallOptions } from './route-call-options.js';
 import type { ExecutePolicy, RouteTarget } from './route-engine.js';
 import { routedStream } from './routed-stream.js';
@@ -43,11 +44,9 @@ export class ChatRouter extends RouterBase<ChatTarget> implements ChatModel {
     | undefined;
 
   constructor(config: ChatRouterOptions) {
-    const { targets, prices, ...options } = parseOptions(
-      chatRouterConfigSchema,
-      config,
-      'chat router config',
-    );
+    // Valid options are read without loading zod (decision 0025); the schema words any error.
+    const { targets, prices, ...options } =
+      acceptChatRouterOptions(config) ?? parseOptions(chatRouterConfigSchema(), config, 'chat router config');
     const list: ChatTarget[] = targets.map((target) => ({
       name: target.name,
       model: target.model,

@@ -1,6 +1,7 @@
 import { Breaker, type ProbeFunction } from './breaker.js';
 import type { BreakerSnapshot } from './breaker-state.js';
 import { breakerOptionsSchema, type ResolvedRouterOptions } from './config.js';
+import { acceptBreakerOptions } from './internal/accept-router-options.js';
 
 /** Builds a target's breaker from the router-wide and the target's own options. */
 export function createBreaker(
@@ -10,9 +11,11 @@ export function createBreaker(
   probe?: ProbeFunction,
 ): Breaker {
   const initialState = options.initialState?.[name] as BreakerSnapshot | undefined;
+  // Both parts were validated with the router's options; the schema stays the judge of the merge.
+  const merged = { ...options.breaker, ...own };
   return new Breaker({
     name,
-    options: breakerOptionsSchema.parse({ ...options.breaker, ...own }),
+    options: acceptBreakerOptions(merged) ?? breakerOptionsSchema().parse(merged),
     initialState,
     probe,
     random: options.random,

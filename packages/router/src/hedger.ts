@@ -6,41 +6,45 @@ import {
   InfergateError,
   sleep,
 } from '@infergate/core';
-import { z } from 'zod';
+import type * as Zod from 'zod';
+import type { z } from 'zod';
 import { RetryBudget } from './retry-budget.js';
 import type { RouteCallOptions } from './route-call-options.js';
 import type { RouteEngine } from './route-engine.js';
 import type { Attempted, AttemptHandle, ExecutePolicy, RouteTarget } from './route-target.js';
 import type { RouterEvents } from './router-events.js';
 
-export const hedgeSchema = z
-  .object({
-    /**
-     * How long the first attempt runs before a second one goes to another target: a fixed delay in
-     * ms, or "p95" — the first target's observed 95th percentile latency for the model, a first
-     * attempt that lost to its hedge counted at the age it had then (no hedge until it has answered
-     * 20 times). @default "p95"
-     */
-    delay: z.union([z.literal('p95'), z.number().nonnegative().finite()]).default('p95'),
-    /**
-     * Hedges allowed as a share of hedgeable calls over `windowMs` (0.1: at most 10% extra load).
-     * With the "p95" delay about 5% of calls outlast it, slow ones included, so half the budget is
-     * room for a burst of slow answers. @default 0.1
-     */
-    budget: z.number().min(0).max(1).default(0.1),
-    /**
-     * Sliding window of the hedge budget, in ms of traffic: a lull does not count, so the first
-     * calls after one are judged against the calls before it, not left without a budget.
-     * @default 10000
-     */
-    windowMs: z.number().int().positive().default(10_000),
-  })
-  .strict();
+/** The `hedge` option's schema, built with the router's lazily loaded zod (config.ts). */
+export function hedgeSchema(z: typeof Zod.z) {
+  return z
+    .object({
+      /**
+       * How long the first attempt runs before a second one goes to another target: a fixed delay in
+       * ms, or "p95" — the first target's observed 95th percentile latency for the model, a first
+       * attempt that lost to its hedge counted at the age it had then (no hedge until it has answered
+       * 20 times). @default "p95"
+       */
+      delay: z.union([z.literal('p95'), z.number().nonnegative().finite()]).default('p95'),
+      /**
+       * Hedges allowed as a share of hedgeable calls over `windowMs` (0.1: at most 10% extra load).
+       * With the "p95" delay about 5% of calls outlast it, slow ones included, so half the budget is
+       * room for a burst of slow answers. @default 0.1
+       */
+      budget: z.number().min(0).max(1).default(0.1),
+      /**
+       * Sliding window of the hedge budget, in ms of traffic: a lull does not count, so the first
+       * calls after one are judged against the calls before it, not left without a budget.
+       * @default 10000
+       */
+      windowMs: z.number().int().positive().default(10_000),
+    })
+    .strict();
+}
 
 // An interface, not a type alias, so that the API reference lists every field.
 /** The router's `hedge` option. */
-export interface HedgeOptions extends z.input<typeof hedgeSchema> {}
-type ResolvedHedge = z.output<typeof hedgeSchema>;
+export interface HedgeOptions extends z.input<ReturnType<typeof hedgeSchema>> {}
+type ResolvedHedge = z.output<ReturnType<typeof hedgeSchema>>;
 
 type AttemptFunction<R, T> = (target: T, options: CallOptions, handle: AttemptHandle<T>) => Promise<R>;
 

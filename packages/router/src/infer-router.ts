@@ -12,6 +12,7 @@ import { affinityKeyOf } from './affinity.js';
 import { classifyError } from './classify.js';
 import { type RouterOptions, routerConfigSchema } from './config.js';
 import { createBreaker } from './create-breaker.js';
+import { acceptRouterOptions } from './internal/accept-router-options.js';
 import { readinessProbe } from './readiness-probe.js';
 import type { RouteCallOptions } from './route-call-options.js';
 import type { RouteTarget } from './route-engine.js';
@@ -42,7 +43,9 @@ export class InferRouter extends RouterBase<TritonTarget> implements InferTransp
     | undefined;
 
   constructor(config: RouterOptions) {
-    const { targets, ...options } = parseOptions(routerConfigSchema, config, 'router config');
+    // Valid options are read without loading zod (decision 0025); the schema words any error.
+    const { targets, ...options } =
+      acceptRouterOptions(config) ?? parseOptions(routerConfigSchema(), config, 'router config');
     const list: TritonTarget[] = targets.map((target) => {
       const probe =
         target.probe === undefined

@@ -1,5 +1,8 @@
 import { parseOptions } from '@infergate/core';
-import { z } from 'zod';
+import type * as Zod from 'zod';
+import type { z } from 'zod';
+import { acceptRateLimitWatchOptions } from './internal/accept-rate-limit-watch-options.js';
+import { loadZod } from './internal/load-zod.js';
 
 /** What a provider's last answer said about its rate limits; a field is undefined when not said. */
 export interface RateLimitSnapshot {
@@ -73,21 +76,31 @@ export function parseRateLimitHeaders(
   return Object.values(snapshot).every((value) => value === undefined) ? undefined : snapshot;
 }
 
-const watchSchema = z
-  .object({
-    /** The fetch the watch wraps. @default globalThis.fetch */
-    fetch: z
-      .custom<typeof globalThis.fetch>((value) => typeof value === 'function', 'fetch must be a function')
-      .optional(),
-    /** A target with fewer requests left than this before its reset is avoided. @default 1 */
-    minRemainingRequests: z.number().int().nonnegative().default(1),
-    /** A target with fewer tokens left than this before its reset is avoided. @default 1 */
-    minRemainingTokens: z.number().int().nonnegative().default(1),
-  })
-  .strict();
+function buildWatchSchema(z: typeof Zod.z) {
+  return z
+    .object({
+      /** The fetch the watch wraps. @default globalThis.fetch */
+      fetch: z
+        .custom<typeof globalThis.fetch>((value) => typeof value === 'function', 'fetch must be a function')
+        .optional(),
+      /** A target with fewer requests left than this before its reset is avoided. @default 1 */
+      minRemainingRequests: z.number().int().nonnegative().default(1),
+      /** A target with fewer tokens left than this before its reset is avoided. @default 1 */
+      minRemainingTokens: z.number().int().nonnegative().default(1),
+    })
+    .strict();
+}
+
+let watchSchema: ReturnType<typeof buildWatchSchema> | undefined;
+
+/** The options schema; zod loads on first use (valid options are read without it, decision 0025). */
+export function rateLimitWatchSchema(): ReturnType<typeof buildWatchSchema> {
+  watchSchema ??= buildWatchSchema(loadZod());
+  return watchSchema;
+}
 
 // An interface, not a type alias, so that the API reference lists every field.
-export interface RateLimitWatchOptions extends z.input<typeof watchSchema> {}
+export interface RateLimitWatchOptions extends z.input<ReturnType<typeof buildWatchSchema>> {}
 
 /**
  * Rate-limit foresight for one provider account: hand `watch.fetch` to the chat adapter
@@ -103,7 +116,9 @@ export class RateLimitWatch {
   readonly #minTokens: number;
 
   constructor(options: RateLimitWatchOptions = {}) {
-    const parsed = parseOptions(watchSchema, options, 'rate-limit watch options');
+    const parsed =
+      acceptRateLimitWatchOptions(options) ??
+      parseOptions(rateLimitWatchSchema(), options, 'rate-limit watch options');
     const inner = parsed.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.#minRequests = parsed.minRemainingRequests;
     this.#minTokens = parsed.minRemainingTokens;

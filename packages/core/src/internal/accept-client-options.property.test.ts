@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { InfergateError } from '../errors.js';
 import { clientOptionsSchema, parseClientOptions, parseOptions } from '../options.js';
 import { acceptClientOptions } from './accept-client-options.js';
 
@@ -222,9 +223,11 @@ function expectAgreement(input: unknown): void {
   const theirs = outcome(() => parseOptions(clientOptionsSchema(), input, 'client options'));
   if ('error' in theirs) {
     expect('error' in ours).toBe(true);
-    // Mostly INVALID_ARGUMENT; a symbol key in a record makes describeIssues throw a TypeError.
-    const [error, expected] = [ours.error as { code?: unknown }, theirs.error as { code?: unknown }];
-    expect(error.constructor).toBe(expected.constructor);
+    // Every refusal, whatever the input's shape (symbol keys included), is the typed error.
+    expect(theirs.error).toBeInstanceOf(InfergateError);
+    expect(ours.error).toBeInstanceOf(InfergateError);
+    const [error, expected] = [ours.error as InfergateError, theirs.error as InfergateError];
+    expect(error.code).toBe('INVALID_ARGUMENT');
     expect(error.code).toBe(expected.code);
     expect(String(error)).toBe(String(expected));
   } else {
@@ -298,6 +301,9 @@ describe('client options without zod', () => {
       { headers: { a: 'line\nbreak' } },
       { headers: new Map() },
       { channelOptions: { a: Number.NaN } },
+      { headers: { [Symbol('key')]: 'v' } },
+      { channelOptions: { a: 1, [Symbol('key')]: 2 } },
+      { url: 'h:1', [Symbol('key')]: 'v', tls: { [Symbol('key')]: 1 } },
       { interceptors: [() => undefined, 'not a function'] },
       JSON.parse('{"__proto__":{"url":"h:1"}}'),
       Object.create({ url: 'h:1' }),

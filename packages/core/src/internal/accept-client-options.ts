@@ -1,5 +1,14 @@
 import { assertSafeHeaders } from '../header-values.js';
 import type { ResolvedClientOptions } from '../options.js';
+import {
+  allValid,
+  type Checked,
+  type Fields,
+  hasOnlyKeys,
+  INVALID,
+  isObject,
+  recordOf,
+} from './option-checks.js';
 
 // Loading zod was most of a cold process's createTritonClient() (about 55 of 70–94 ms), paid by
 // every serverless cold start for options that are nearly always valid. This reads the client
@@ -14,10 +23,6 @@ import type { ResolvedClientOptions } from '../options.js';
 
 /** The largest gRPC message: 2 GiB − 1. */
 export const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
-
-const INVALID: unique symbol = Symbol('invalid');
-type Checked<T> = T | typeof INVALID;
-type Fields = Record<PropertyKey, unknown>;
 
 const CLIENT_KEYS = new Set([
   'url',
@@ -41,26 +46,6 @@ const SHARED_MEMORY_KEYS = new Set(['thresholdBytes', 'maxRegions', 'maxRegionBy
 const TLS_KEYS = new Set(['ca', 'cert', 'key', 'serverName']);
 const KEEPALIVE_KEYS = new Set(['timeMs', 'timeoutMs', 'permitWithoutCalls']);
 const ACCESS_TOKEN = /^[\t\x20-\x7e]*$/;
-
-/** What z.object accepts: any object but null and arrays. */
-function isObject(value: unknown): value is Fields {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** What z.record accepts: an object whose constructor, if it has one, is Object-like. */
-function isPlainObject(value: unknown): value is Fields {
-  if (!isObject(value)) return false;
-  const maker = value.constructor;
-  if (maker === undefined || typeof maker !== 'function') return true;
-  const prototype: unknown = maker.prototype;
-  return isObject(prototype) && Object.hasOwn(prototype, 'isPrototypeOf');
-}
-
-/** A strict object: no key (own or inherited, enumerable) outside the schema's. */
-function hasOnlyKeys(value: Fields, keys: ReadonlySet<string>): boolean {
-  for (const key in value) if (!keys.has(key)) return false;
-  return true;
-}
 
 function isNonEmptyString(value: unknown): value is string {
   return typeof value === 'string' && value.length >= 1;
@@ -98,20 +83,6 @@ function arrayOf(value: unknown, accept: (element: unknown) => boolean, min: num
   return copy;
 }
 
-/** z.record(z.string(), …): own enumerable string keys of a plain object, copied; `__proto__` dropped. */
-function recordOf(value: unknown, accept: (element: unknown) => boolean): Checked<Record<string, unknown>> {
-  if (!isPlainObject(value)) return INVALID;
-  const copy: Record<string, unknown> = {};
-  for (const key of Reflect.ownKeys(value)) {
-    if (key === '__proto__' || !Object.prototype.propertyIsEnumerable.call(value, key)) continue;
-    if (typeof key !== 'string') return INVALID;
-    const element = value[key];
-    if (!accept(element)) return INVALID;
-    copy[key] = element;
-  }
-  return copy;
-}
-
 function url(value: unknown): Checked<string | unknown[] | undefined> {
   if (value === undefined || isNonEmptyString(value)) return value;
   return arrayOf(value, isNonEmptyString, 1);
@@ -135,7 +106,10 @@ function timeoutMs(value: unknown): Checked<number | undefined> {
 }
 
 function headers(value: unknown): Checked<Record<string, unknown>> {
-  const resolved = value === undefined ? {} : recordOf(value, (element) => typeof element === 'string');
+  const resolved =
+    value === undefined
+      ? {}
+      : recordOf(value, (element) => (typeof element === 'string' ? element : INVALID));
   if (resolved === INVALID) return INVALID;
   try {
     assertSafeHeaders(resolved as Record<string, string>);
@@ -195,9 +169,10 @@ function interceptors(value: unknown): Checked<unknown[]> {
 
 function channelOptions(value: unknown): Checked<Record<string, unknown>> {
   if (value === undefined) return {};
-  return recordOf(
-    value,
-    (element) => typeof element === 'string' || (typeof element === 'number' && Number.isFinite(element)),
+  return recordOf(value, (element) =>
+    typeof element === 'string' || (typeof element === 'number' && Number.isFinite(element))
+      ? element
+      : INVALID,
   );
 }
 
@@ -231,6 +206,5 @@ export function acceptClientOptions(input: unknown): ResolvedClientOptions | und
   resolved.tracing = boolean(input.tracing, true);
   resolved.interceptors = interceptors(input.interceptors);
   resolved.channelOptions = channelOptions(input.channelOptions);
-  for (const key in resolved) if (resolved[key] === INVALID) return undefined;
-  return resolved as ResolvedClientOptions;
+  return allValid(resolved) ? (resolved as ResolvedClientOptions) : undefined;
 }
