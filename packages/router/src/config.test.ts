@@ -1,4 +1,4 @@
-import { ErrorCode, type InferTransport } from '@infergate/core';
+import { ErrorCode, InfergateError, type InferResponse, type InferTransport } from '@infergate/core';
 import { describe, expect, it } from 'vitest';
 import { createRouter } from './infer-router.js';
 import { planRoute } from './route-plan.js';
@@ -59,6 +59,51 @@ describe('router config', () => {
     });
     expect(Object.keys(router.breakerStates())).toEqual(['a', 'b', 'c']);
     await router.close();
+  });
+});
+
+describe('breaker options', () => {
+  const refusing: InferTransport = {
+    infer: async () => {
+      throw new InfergateError(ErrorCode.Unavailable, 'connection refused');
+    },
+    stream: () => {
+      throw new Error('unused');
+    },
+  };
+  const answering: InferTransport = {
+    infer: async (request): Promise<InferResponse> => ({
+      model: request.model,
+      modelVersion: '1',
+      id: '',
+      outputs: [],
+      parameters: {},
+    }),
+    stream: () => {
+      throw new Error('unused');
+    },
+  };
+
+  it("a target's own breaker overrides the router-wide options field by field, keeping the rest", async () => {
+    const router = createRouter({
+      // Router-wide: one gateway failure trips a breaker.
+      breaker: { consecutiveGatewayFailures: 1 },
+      retry: { maxRetries: 0 },
+      targets: [
+        // a names only its open time: its trip rule stays the router-wide one.
+        { name: 'a', transport: refusing, breaker: { openMs: 60_000, openJitter: 0 } },
+        { name: 'b', transport: answering },
+      ],
+    });
+    try {
+      await router.infer({ model: 'm', inputs: [] }, {});
+      const a = router.breakerStates().a;
+      expect(a?.kind).toBe('open');
+      // The target's own field holds too: open for its 60 s, not the router-wide default 1 s.
+      expect(a?.kind === 'open' ? a.halfOpenAt - a.openedAt : undefined).toBe(60_000);
+    } finally {
+      await router.close();
+    }
   });
 });
 

@@ -122,6 +122,23 @@ function buildRouterSchemas(z: typeof Zod.z) {
     })
     .strict();
 
+  /**
+   * A target's own `breaker`: the same fields and rules without their defaults, so that the fields it
+   * names override the router-wide options and the others keep them (`.partial()` would fill every
+   * absent field with its default in zod 4 and undo the router-wide options for that target).
+   */
+  const breakerOverridesSchema = z
+    .object(
+      Object.fromEntries(
+        Object.entries(breakerOptionsSchema.shape).map(([key, field]) => [key, field.unwrap().optional()]),
+      ) as {
+        [K in keyof typeof breakerOptionsSchema.shape]: z.ZodOptional<
+          ReturnType<(typeof breakerOptionsSchema.shape)[K]['unwrap']>
+        >;
+      },
+    )
+    .strict();
+
   const retrySchema = z
     .object({
       /** Extra passes over the route after every candidate failed. @default 2 */
@@ -228,7 +245,8 @@ function buildRouterSchemas(z: typeof Zod.z) {
   const targetShape = {
     /** Unique name: used in routes, events, spans and metrics. */
     name: z.string().min(1),
-    breaker: breakerOptionsSchema.partial().optional(),
+    /** This target's breaker options: the fields given override the router-wide `breaker`. */
+    breaker: breakerOverridesSchema.optional(),
     /**
      * Estimated price of one call here, in USD, for the `lowest-cost` strategy and the fallback
      * price guard (a Triton target's share of its GPU's hourly price, say). For a chat target it

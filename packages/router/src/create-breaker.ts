@@ -12,7 +12,11 @@ export function createBreaker(
 ): Breaker {
   const initialState = options.initialState?.[name] as BreakerSnapshot | undefined;
   // Both parts were validated with the router's options; the schema stays the judge of the merge.
-  const merged = { ...options.breaker, ...own };
+  // The target's own fields override the router-wide ones field by field (one given as undefined
+  // keeps the router-wide value).
+  const merged: Record<string, unknown> = { ...options.breaker };
+  if (own !== undefined)
+    for (const [key, value] of Object.entries(own)) if (value !== undefined) merged[key] = value;
   return new Breaker({
     name,
     options: acceptBreakerOptions(merged) ?? breakerOptionsSchema().parse(merged),

@@ -137,14 +137,16 @@ const BREAKER_FIELDS = [
 ] as const;
 
 /**
- * `breakerOptionsSchema()`, every field defaulted. Its `.partial()` (the router's and a target's
- * `breaker`) resolves the same: in zod 4 an optional field whose schema has a default still takes
- * the default when the key is absent.
+ * `breakerOptionsSchema()`, every field defaulted. Its `.partial()` (the router-wide `breaker`)
+ * resolves the same: in zod 4 an optional field whose schema has a default still takes the default
+ * when the key is absent.
  */
 const fullBreaker = object(
   BREAKER_FIELDS.map(([key, check, fallback]) => [key, withDefault(check, () => fallback)] as const),
 );
 const partialBreaker = fullBreaker;
+/** A target's own `breaker`: the same checks, no defaults (the router-wide options fill the rest). */
+const breakerOverrides = object(BREAKER_FIELDS.map(([key, check]) => [key, optional(check)] as const));
 
 const retry = object([
   ['maxRetries', withDefault(integer(0), () => 2)],
@@ -225,7 +227,7 @@ const ROUTER_FIELDS: readonly Field[] = [
 
 const TARGET_FIELDS: readonly Field[] = [
   ['name', nonEmptyString],
-  ['breaker', optional(partialBreaker)],
+  ['breaker', optional(breakerOverrides)],
   ['cost', optional(number(0))],
 ];
 
