@@ -200,8 +200,12 @@ export function writeOutputsInto(
   const outputs = response.outputs.map((output): EncodedTensor => {
     const into = intoOf(requested, output.name);
     if (into !== undefined) return { ...output, raw: copyInto(output, into) };
-    if (!copyOthers || output.raw.byteLength === 0) return output;
-    return { ...output, raw: Uint8Array.prototype.slice.call(output.raw) };
+    if (!copyOthers) return output;
+    // Even an empty output gets bytes of its own: an empty view's `buffer` is the message's memory.
+    return {
+      ...output,
+      raw: output.raw.byteLength === 0 ? new Uint8Array(0) : Uint8Array.prototype.slice.call(output.raw),
+    };
   });
   return { ...response, outputs };
 }
