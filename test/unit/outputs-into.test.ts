@@ -4,10 +4,14 @@
 
 import { createMicroBatcher } from '@infergate/batcher';
 import {
+  type CallOptions,
   createTritonClient,
   ErrorCode,
   InfergateError,
+  type InferRequest,
+  type InferResponse,
   type InferResult,
+  type InferTransport,
   type RequestedOutput,
   type TritonClient,
   writeOutputsInto,
@@ -319,6 +323,86 @@ describe('outputs into caller memory on the other paths', () => {
     } finally {
       for (const gate of gates) gate.resolve();
       await batched.close();
+      await batcher.close();
+    }
+  });
+});
+
+/**
+ * Echoes INPUT0 as OUTPUT0 and writes bound outputs into the caller's memory as the real transports
+ * do; fails INVALID_ARGUMENT for any request holding the value POISONED, and holds any request with
+ * the value HELD until `held` is run, so that bisection has a half still in flight.
+ */
+const POISONED = 13;
+const HELD = 99;
+class BisectedTransport implements InferTransport {
+  readonly held: (() => void)[] = [];
+
+  async infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
+    await Promise.resolve();
+    const input = request.inputs[0] as InferRequest['inputs'][number];
+    const values = new Float32Array(input.raw.slice().buffer);
+    if (values.includes(POISONED)) throw new InfergateError(ErrorCode.InvalidArgument, 'poisoned row');
+    if (values.includes(HELD)) await new Promise<void>((resume) => this.held.push(resume));
+    const output = { name: 'OUTPUT0', datatype: 'FP32' as const, shape: input.shape, raw: input.raw };
+    const response = { model: request.model, modelVersion: '1', id: '', parameters: {}, outputs: [output] };
+    return writeOutputsInto(request, response, { signal: options.signal });
+  }
+
+  async *stream(request: InferRequest, options: CallOptions): AsyncIterable<InferResponse> {
+    yield await this.infer(request, options);
+  }
+}
+
+describe('outputs into caller memory through a bisected batch', () => {
+  // A member answered by its half of a bisected batch while another half is still in flight can
+  // still leave: its call then fails, and must find its memory as it was.
+  it.each([
+    ['a half of several members', [1, 2, POISONED, HELD]],
+    ['a half of one member', [1, POISONED, HELD]],
+  ])('writes nothing for a member that left before the last half answered (%s)', async (_, seeds) => {
+    const transport = new BisectedTransport();
+    const batcher = createMicroBatcher(transport, { maxInFlightBatches: 1 });
+    try {
+      const call = (seed: number, into: Float32Array, signal?: AbortSignal) =>
+        batcher.infer(
+          {
+            model: 'm',
+            inputs: [
+              {
+                name: 'INPUT0',
+                datatype: 'FP32',
+                shape: [1, 1],
+                raw: new Uint8Array(new Float32Array([seed]).buffer),
+              },
+            ],
+            outputs: [{ name: 'OUTPUT0', into }],
+          },
+          signal === undefined ? {} : { signal },
+        );
+      const memory = seeds.map(() => new Float32Array(1).fill(7));
+      const leaving = new AbortController();
+      // The first call goes alone (the slot is free); the others form one batch behind it.
+      const lone = call(50, new Float32Array(1));
+      const calls = seeds.map((seed, index) =>
+        call(seed, memory[index] as Float32Array, index === 0 ? leaving.signal : undefined),
+      );
+      await lone;
+      await until(() => transport.held.length === 1);
+      leaving.abort();
+      const left = await Promise.allSettled([calls[0] as Promise<InferResponse>]);
+      expect(((left[0] as PromiseRejectedResult).reason as InfergateError).code).toBe(ErrorCode.Cancelled);
+      for (const resume of transport.held) resume();
+      const settled = await Promise.allSettled(calls);
+      expect(settled.map((result) => result.status)).toEqual(
+        seeds.map((seed, index) => (index === 0 || seed === POISONED ? 'rejected' : 'fulfilled')),
+      );
+      expect(memory[0]?.[0]).toBe(7);
+      seeds.forEach((seed, index) => {
+        if (index > 0 && seed !== POISONED) expect(memory[index]?.[0]).toBe(seed);
+      });
+    } finally {
+      for (const resume of transport.held) resume();
       await batcher.close();
     }
   });
