@@ -506,6 +506,36 @@ describe('refusals', () => {
     expect(tooSmall.every((value) => value === 7)).toBe(true);
   });
 
+  it('fails DATA_LOSS, writing nothing, for an answer that carries a bound output twice', () => {
+    // Both copies would go into the one `into`, the second over the first, while the result
+    // describes the first: its shape over the second's bytes.
+    const into = new Float32Array(4).fill(7);
+    const request = { model: 'identity', inputs: [], outputs: [{ name: 'OUTPUT0', into }] };
+    const tensor = (values: number[]) => ({
+      name: 'OUTPUT0',
+      datatype: 'FP32' as const,
+      shape: [values.length],
+      raw: new Uint8Array(new Float32Array(values).buffer),
+    });
+    const response = {
+      model: 'identity',
+      modelVersion: '1',
+      id: '',
+      parameters: {},
+      outputs: [tensor([1, 2]), tensor([3, 4, 5, 6])],
+    };
+    let thrown: unknown;
+    try {
+      writeOutputsInto(request, response);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(InfergateError);
+    expect((thrown as InfergateError).code).toBe(ErrorCode.DataLoss);
+    expect((thrown as InfergateError).message).toContain("'OUTPUT0'");
+    expect([...into]).toEqual([7, 7, 7, 7]);
+  });
+
   it("writes nothing for an answer whose call was abandoned (a hedging router's losing attempt)", () => {
     const into = new Float32Array(4).fill(7);
     const raw = new Uint8Array(new Float32Array([1, 2, 3, 4]).buffer);

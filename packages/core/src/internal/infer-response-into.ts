@@ -193,11 +193,24 @@ export function writeOutputsInto(
   if (binds && signal?.aborted) throw abortError(signal, { model: request.model });
   // Every bound output is checked before the first is written: a failing call leaves all of the
   // caller's memory as it was.
-  for (const output of response.outputs) {
+  const outputs = response.outputs;
+  for (let index = 0; index < outputs.length; index++) {
+    const output = outputs[index] as EncodedTensor;
     const into = intoOf(requested, output.name);
-    if (into !== undefined) checkInto(output, into, request.model);
+    if (into === undefined) continue;
+    checkInto(output, into, request.model);
+    // A second copy would land on the first in the one `into`, under the first's shape.
+    for (let before = 0; before < index; before++) {
+      if ((outputs[before] as EncodedTensor).name === output.name) {
+        throw new InfergateError(
+          ErrorCode.DataLoss,
+          `the server sent output '${output.name}' twice; its \`into\` holds one (nothing was written; the server ran the request)`,
+          { model: request.model },
+        );
+      }
+    }
   }
-  const outputs = response.outputs.map((output): EncodedTensor => {
+  const written = outputs.map((output): EncodedTensor => {
     const into = intoOf(requested, output.name);
     if (into !== undefined) return { ...output, raw: copyInto(output, into) };
     if (!copyOthers) return output;
@@ -207,5 +220,5 @@ export function writeOutputsInto(
       raw: output.raw.byteLength === 0 ? new Uint8Array(0) : Uint8Array.prototype.slice.call(output.raw),
     };
   });
-  return { ...response, outputs };
+  return { ...response, outputs: written };
 }
