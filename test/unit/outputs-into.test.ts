@@ -456,6 +456,37 @@ describe('refusals', () => {
     expect(server.calls.length).toBe(before);
   });
 
+  it("refuses `into` on every transport's `stream` before sending, the HTTP one's too", async () => {
+    const http: HttpClient = createHttpClient({ url: server.httpUrl as string });
+    try {
+      const before = server.calls.length;
+      const request = {
+        model: 'identity',
+        inputs: [
+          {
+            name: 'INPUT0',
+            datatype: 'FP32' as const,
+            shape: [1, ELEMENTS],
+            raw: new Uint8Array(input.buffer),
+          },
+        ],
+        outputs: [{ name: 'OUTPUT0', into: new Float32Array(ELEMENTS) }],
+      };
+      for (const transport of [http.http, client.grpc]) {
+        const error = await failure(
+          (async () => {
+            for await (const _ of transport.stream(request, {})) return;
+          })(),
+        );
+        expect(error.code).toBe(ErrorCode.InvalidArgument);
+        expect(error.message).toMatch(/for unary calls/);
+      }
+      expect(server.calls.length).toBe(before);
+    } finally {
+      await http.close();
+    }
+  });
+
   it('fails an answer bigger than `into` with OUT_OF_RANGE naming both sizes, writing nothing', async () => {
     const into = new Float32Array(ELEMENTS - 1).fill(7);
     const error = await failure(identity([{ name: 'OUTPUT0', into }]));

@@ -2,7 +2,7 @@ import { type CallScope, createCallScope } from '../call-scope.js';
 import { ErrorCode, InfergateError, type InfergateErrorOptions } from '../errors.js';
 import { Extension } from '../extension.js';
 import { callParameters } from '../internal/call-parameters.js';
-import { writeOutputsInto } from '../internal/infer-response-into.js';
+import { checkOutputsInto, writeOutputsInto } from '../internal/infer-response-into.js';
 import { parseOptions } from '../parse-options.js';
 import type { CallOptions, InferRequest, InferResponse, InferTransport } from '../transport.js';
 import {
@@ -247,6 +247,8 @@ export class HttpTransport implements InferTransport {
    * (0..N responses) need `generateStream` (Triton's generate extension) or the gRPC transport.
    */
   async *stream(request: InferRequest, options: CallOptions = {}): AsyncIterable<InferResponse> {
+    // Refused as on every stream (decision 0026), though this one answers once.
+    if (request.outputs !== undefined) checkOutputsInto(request.outputs, true);
     yield await this.infer(request, options);
   }
 
