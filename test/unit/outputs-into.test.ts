@@ -195,6 +195,14 @@ describe('outputs into caller memory on the http2 engine', () => {
     });
     expect(result.output('OUTPUT0').data).toBe(into);
     expect(Array.from(into)).toEqual([0x3c00, 0x4000, 0xc000]);
+    // toArray() gives the values, as without `into`: not the bit patterns.
+    expect(result.output('OUTPUT0').toArray()).toEqual([1, 2, -2]);
+    const bf16 = await client.infer(
+      'identity',
+      [{ name: 'INPUT0', datatype: 'BF16', data: new Uint16Array([0x3f80, 0xc040]) }],
+      { outputs: [{ name: 'OUTPUT0', into: new Uint16Array(2) }] },
+    );
+    expect(bf16.output('OUTPUT0').toArray()).toEqual([1, -3]);
   });
 });
 
