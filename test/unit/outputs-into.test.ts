@@ -449,6 +449,34 @@ describe('refusals', () => {
     );
   });
 
+  it("refuses the same on a transport's own infer (a router's or batcher's way in), before sending", async () => {
+    const http: HttpClient = createHttpClient({ url: server.httpUrl as string });
+    try {
+      const before = server.calls.length;
+      const into = new Float32Array(ELEMENTS);
+      const request = {
+        model: 'identity',
+        inputs: [
+          {
+            name: 'INPUT0',
+            datatype: 'FP32' as const,
+            shape: [1, ELEMENTS],
+            raw: new Uint8Array(input.buffer),
+          },
+        ],
+        outputs: [{ name: 'OUTPUT0', into, sharedMemory: { region: 'r', byteSize: ELEMENTS * 4 } }],
+      };
+      for (const transport of [http.http, client.grpc]) {
+        const error = await failure(transport.infer(request, {}));
+        expect(error.code).toBe(ErrorCode.InvalidArgument);
+        expect(error.message).toMatch(/either `into` or `sharedMemory`/);
+      }
+      expect(server.calls.length).toBe(before);
+    } finally {
+      await http.close();
+    }
+  });
+
   it('refuses `into` on a stream before sending', async () => {
     const before = server.calls.length;
     const stream = client.inferStream('identity', identityInput, {

@@ -281,6 +281,8 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   }
 
   async infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
+    // `into` refused before anything is sent (decision 0026), for callers below the client too.
+    if (request.outputs !== undefined) checkOutputsInto(request.outputs);
     const stager = this.sharedMemory;
     if (stager?.wants(request)) {
       const staged = await stager.stage(request);

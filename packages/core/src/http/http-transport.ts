@@ -204,6 +204,8 @@ export class HttpTransport implements InferTransport {
   }
 
   async infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
+    // `into` refused before anything is sent (decision 0026), for callers below the client too.
+    if (request.outputs !== undefined) checkOutputsInto(request.outputs);
     const context: InfergateErrorOptions = {
       model: request.model,
       ...(request.id ? { requestId: request.id } : {}),
