@@ -573,6 +573,46 @@ describe('refusals', () => {
     expect(tooSmall.every((value) => value === 7)).toBe(true);
   });
 
+  it('fails DATA_LOSS for an answer that leaves out a bound output, on any transport', () => {
+    // The caller reads `into` itself: a call that succeeded without writing it would leave the last
+    // call's values there, unnoticed. (The gRPC transport checks every requested output; HTTP and
+    // custom transports rely on this.)
+    const into = new Float32Array(2).fill(7);
+    const other = new Float32Array(2).fill(7);
+    const request = {
+      model: 'identity',
+      inputs: [],
+      outputs: [
+        { name: 'OUTPUT0', into },
+        { name: 'OUTPUT1', into: other },
+      ],
+    };
+    const response = {
+      model: 'identity',
+      modelVersion: '1',
+      id: '',
+      parameters: {},
+      outputs: [
+        {
+          name: 'OUTPUT0',
+          datatype: 'FP32' as const,
+          shape: [2],
+          raw: new Uint8Array(new Float32Array([1, 2]).buffer),
+        },
+      ],
+    };
+    let thrown: unknown;
+    try {
+      writeOutputsInto(request, response);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(InfergateError);
+    expect((thrown as InfergateError).code).toBe(ErrorCode.DataLoss);
+    expect((thrown as InfergateError).message).toContain("'OUTPUT1'");
+    expect([...into, ...other]).toEqual([7, 7, 7, 7]);
+  });
+
   it('fails DATA_LOSS, writing nothing, for an answer that carries a bound output twice', () => {
     // Both copies would go into the one `into`, the second over the first, while the result
     // describes the first: its shape over the second's bytes.

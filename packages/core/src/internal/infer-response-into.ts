@@ -194,6 +194,17 @@ export function writeOutputsInto(
   // Every bound output is checked before the first is written: a failing call leaves all of the
   // caller's memory as it was.
   const outputs = response.outputs;
+  // A bound output left out would leave the caller reading its memory's old bytes as the answer.
+  if (binds) {
+    for (const wanted of requested) {
+      if (wanted.into === undefined || outputs.some((output) => output.name === wanted.name)) continue;
+      throw new InfergateError(
+        ErrorCode.DataLoss,
+        `the server left out requested output '${wanted.name}' (it sent ${outputs.map((output) => `'${output.name}'`).join(', ') || 'none'}); nothing was written into \`into\``,
+        { model: request.model },
+      );
+    }
+  }
   for (let index = 0; index < outputs.length; index++) {
     const output = outputs[index] as EncodedTensor;
     const into = intoOf(requested, output.name);
