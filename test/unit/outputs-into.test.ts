@@ -537,6 +537,25 @@ describe('refusals', () => {
       intoBytes: (ELEMENTS - 1) * 4,
     });
     expect(into.every((value) => value === 7)).toBe(true);
+    // Where it happened, as on the call's other failures: the endpoint and the request id.
+    const http: HttpClient = createHttpClient({ url: server.httpUrl as string });
+    try {
+      for (const [target, endpoint] of [
+        [client, server.url.split(':').pop() as string],
+        [http, (server.httpUrl as string).split(':').pop() as string],
+      ] as const) {
+        const placed = await failure(
+          target.infer('identity', identityInput, { requestId: 'r-7', outputs: [{ name: 'OUTPUT0', into }] }),
+        );
+        expect(placed.code).toBe(ErrorCode.OutOfRange);
+        expect(placed.model).toBe('identity');
+        expect(placed.requestId).toBe('r-7');
+        expect(placed.endpoint).toContain(endpoint);
+        expect(placed.details).toEqual(error.details);
+      }
+    } finally {
+      await http.close();
+    }
   });
 
   it('fails typed for BYTES, a typed array of another datatype, and memory misaligned for it', async () => {

@@ -2,7 +2,7 @@ import { type CallScope, createCallScope } from '../call-scope.js';
 import { ErrorCode, InfergateError, type InfergateErrorOptions } from '../errors.js';
 import { Extension } from '../extension.js';
 import { callParameters } from '../internal/call-parameters.js';
-import { checkOutputsInto, writeOutputsInto } from '../internal/infer-response-into.js';
+import { checkOutputsInto, writeOutputsIntoAt } from '../internal/infer-response-into.js';
 import { parseOptions } from '../parse-options.js';
 import type { CallOptions, InferRequest, InferResponse, InferTransport } from '../transport.js';
 import {
@@ -241,7 +241,12 @@ export class HttpTransport implements InferTransport {
         : InfergateError.from(error, ErrorCode.DataLoss);
     }
     // Outputs bound to `into` are copied out of the body into the caller's memory (decision 0026).
-    return writeOutputsInto(request, response, { signal: options.signal });
+    return writeOutputsIntoAt(
+      request,
+      response,
+      { signal: options.signal },
+      { ...context, endpoint: this.address },
+    );
   }
 
   /**

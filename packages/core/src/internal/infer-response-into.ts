@@ -4,7 +4,7 @@
 // before its receive memory goes back to the pool); the client calls it again for transports that do
 // not, which costs nothing when the bytes are already in place.
 import { elementSize } from '../datatype.js';
-import { abortError, ErrorCode, InfergateError } from '../errors.js';
+import { abortError, ErrorCode, InfergateError, type InfergateErrorOptions } from '../errors.js';
 import type { EncodedTensor } from '../tensor.js';
 import type { InferRequest, InferResponse, RequestedOutput } from '../transport.js';
 
@@ -232,4 +232,26 @@ export function writeOutputsInto(
     };
   });
   return { ...response, outputs: written };
+}
+
+/**
+ * `writeOutputsInto` for a transport: its failures carry where the call went (`endpoint`,
+ * `requestId`), as the call's other failures do.
+ */
+export function writeOutputsIntoAt(
+  request: InferRequest,
+  response: InferResponse,
+  options: WriteOutputsIntoOptions,
+  context: InfergateErrorOptions,
+): InferResponse {
+  try {
+    return writeOutputsInto(request, response, options);
+  } catch (error) {
+    if (!(error instanceof InfergateError)) throw error;
+    const placed: InfergateErrorOptions = { ...context, retryable: error.retryable };
+    if (error.model !== undefined) placed.model = error.model;
+    if (error.details !== undefined) placed.details = error.details;
+    if (error.cause !== undefined) placed.cause = error.cause;
+    throw new InfergateError(error.code, error.rawMessage, placed);
+  }
 }
