@@ -4,10 +4,14 @@
 
 import { createMicroBatcher } from '@infergate/batcher';
 import {
+  type CallOptions,
   createTritonClient,
   ErrorCode,
   InfergateError,
+  type InferRequest,
+  type InferResponse,
   type InferResult,
+  type InferTransport,
   type RequestedOutput,
   type TritonClient,
   writeOutputsInto,
@@ -191,6 +195,14 @@ describe('outputs into caller memory on the http2 engine', () => {
     });
     expect(result.output('OUTPUT0').data).toBe(into);
     expect(Array.from(into)).toEqual([0x3c00, 0x4000, 0xc000]);
+    // toArray() gives the values, as without `into`: not the bit patterns.
+    expect(result.output('OUTPUT0').toArray()).toEqual([1, 2, -2]);
+    const bf16 = await client.infer(
+      'identity',
+      [{ name: 'INPUT0', datatype: 'BF16', data: new Uint16Array([0x3f80, 0xc040]) }],
+      { outputs: [{ name: 'OUTPUT0', into: new Uint16Array(2) }] },
+    );
+    expect(bf16.output('OUTPUT0').toArray()).toEqual([1, -3]);
   });
 });
 
@@ -324,6 +336,86 @@ describe('outputs into caller memory on the other paths', () => {
   });
 });
 
+/**
+ * Echoes INPUT0 as OUTPUT0 and writes bound outputs into the caller's memory as the real transports
+ * do; fails INVALID_ARGUMENT for any request holding the value POISONED, and holds any request with
+ * the value HELD until `held` is run, so that bisection has a half still in flight.
+ */
+const POISONED = 13;
+const HELD = 99;
+class BisectedTransport implements InferTransport {
+  readonly held: (() => void)[] = [];
+
+  async infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
+    await Promise.resolve();
+    const input = request.inputs[0] as InferRequest['inputs'][number];
+    const values = new Float32Array(input.raw.slice().buffer);
+    if (values.includes(POISONED)) throw new InfergateError(ErrorCode.InvalidArgument, 'poisoned row');
+    if (values.includes(HELD)) await new Promise<void>((resume) => this.held.push(resume));
+    const output = { name: 'OUTPUT0', datatype: 'FP32' as const, shape: input.shape, raw: input.raw };
+    const response = { model: request.model, modelVersion: '1', id: '', parameters: {}, outputs: [output] };
+    return writeOutputsInto(request, response, { signal: options.signal });
+  }
+
+  async *stream(request: InferRequest, options: CallOptions): AsyncIterable<InferResponse> {
+    yield await this.infer(request, options);
+  }
+}
+
+describe('outputs into caller memory through a bisected batch', () => {
+  // A member answered by its half of a bisected batch while another half is still in flight can
+  // still leave: its call then fails, and must find its memory as it was.
+  it.each([
+    ['a half of several members', [1, 2, POISONED, HELD]],
+    ['a half of one member', [1, POISONED, HELD]],
+  ])('writes nothing for a member that left before the last half answered (%s)', async (_, seeds) => {
+    const transport = new BisectedTransport();
+    const batcher = createMicroBatcher(transport, { maxInFlightBatches: 1 });
+    try {
+      const call = (seed: number, into: Float32Array, signal?: AbortSignal) =>
+        batcher.infer(
+          {
+            model: 'm',
+            inputs: [
+              {
+                name: 'INPUT0',
+                datatype: 'FP32',
+                shape: [1, 1],
+                raw: new Uint8Array(new Float32Array([seed]).buffer),
+              },
+            ],
+            outputs: [{ name: 'OUTPUT0', into }],
+          },
+          signal === undefined ? {} : { signal },
+        );
+      const memory = seeds.map(() => new Float32Array(1).fill(7));
+      const leaving = new AbortController();
+      // The first call goes alone (the slot is free); the others form one batch behind it.
+      const lone = call(50, new Float32Array(1));
+      const calls = seeds.map((seed, index) =>
+        call(seed, memory[index] as Float32Array, index === 0 ? leaving.signal : undefined),
+      );
+      await lone;
+      await until(() => transport.held.length === 1);
+      leaving.abort();
+      const left = await Promise.allSettled([calls[0] as Promise<InferResponse>]);
+      expect(((left[0] as PromiseRejectedResult).reason as InfergateError).code).toBe(ErrorCode.Cancelled);
+      for (const resume of transport.held) resume();
+      const settled = await Promise.allSettled(calls);
+      expect(settled.map((result) => result.status)).toEqual(
+        seeds.map((seed, index) => (index === 0 || seed === POISONED ? 'rejected' : 'fulfilled')),
+      );
+      expect(memory[0]?.[0]).toBe(7);
+      seeds.forEach((seed, index) => {
+        if (index > 0 && seed !== POISONED) expect(memory[index]?.[0]).toBe(seed);
+      });
+    } finally {
+      for (const resume of transport.held) resume();
+      await batcher.close();
+    }
+  });
+});
+
 describe('refusals', () => {
   const identity = (outputs: readonly RequestedOutput[]) =>
     client.infer('identity', identityInput, { outputs });
@@ -357,6 +449,34 @@ describe('refusals', () => {
     );
   });
 
+  it("refuses the same on a transport's own infer (a router's or batcher's way in), before sending", async () => {
+    const http: HttpClient = createHttpClient({ url: server.httpUrl as string });
+    try {
+      const before = server.calls.length;
+      const into = new Float32Array(ELEMENTS);
+      const request = {
+        model: 'identity',
+        inputs: [
+          {
+            name: 'INPUT0',
+            datatype: 'FP32' as const,
+            shape: [1, ELEMENTS],
+            raw: new Uint8Array(input.buffer),
+          },
+        ],
+        outputs: [{ name: 'OUTPUT0', into, sharedMemory: { region: 'r', byteSize: ELEMENTS * 4 } }],
+      };
+      for (const transport of [http.http, client.grpc]) {
+        const error = await failure(transport.infer(request, {}));
+        expect(error.code).toBe(ErrorCode.InvalidArgument);
+        expect(error.message).toMatch(/either `into` or `sharedMemory`/);
+      }
+      expect(server.calls.length).toBe(before);
+    } finally {
+      await http.close();
+    }
+  });
+
   it('refuses `into` on a stream before sending', async () => {
     const before = server.calls.length;
     const stream = client.inferStream('identity', identityInput, {
@@ -370,6 +490,37 @@ describe('refusals', () => {
     expect(error.code).toBe(ErrorCode.InvalidArgument);
     expect(error.message).toMatch(/for unary calls/);
     expect(server.calls.length).toBe(before);
+  });
+
+  it("refuses `into` on every transport's `stream` before sending, the HTTP one's too", async () => {
+    const http: HttpClient = createHttpClient({ url: server.httpUrl as string });
+    try {
+      const before = server.calls.length;
+      const request = {
+        model: 'identity',
+        inputs: [
+          {
+            name: 'INPUT0',
+            datatype: 'FP32' as const,
+            shape: [1, ELEMENTS],
+            raw: new Uint8Array(input.buffer),
+          },
+        ],
+        outputs: [{ name: 'OUTPUT0', into: new Float32Array(ELEMENTS) }],
+      };
+      for (const transport of [http.http, client.grpc]) {
+        const error = await failure(
+          (async () => {
+            for await (const _ of transport.stream(request, {})) return;
+          })(),
+        );
+        expect(error.code).toBe(ErrorCode.InvalidArgument);
+        expect(error.message).toMatch(/for unary calls/);
+      }
+      expect(server.calls.length).toBe(before);
+    } finally {
+      await http.close();
+    }
   });
 
   it('fails an answer bigger than `into` with OUT_OF_RANGE naming both sizes, writing nothing', async () => {
@@ -386,6 +537,25 @@ describe('refusals', () => {
       intoBytes: (ELEMENTS - 1) * 4,
     });
     expect(into.every((value) => value === 7)).toBe(true);
+    // Where it happened, as on the call's other failures: the endpoint and the request id.
+    const http: HttpClient = createHttpClient({ url: server.httpUrl as string });
+    try {
+      for (const [target, endpoint] of [
+        [client, server.url.split(':').pop() as string],
+        [http, (server.httpUrl as string).split(':').pop() as string],
+      ] as const) {
+        const placed = await failure(
+          target.infer('identity', identityInput, { requestId: 'r-7', outputs: [{ name: 'OUTPUT0', into }] }),
+        );
+        expect(placed.code).toBe(ErrorCode.OutOfRange);
+        expect(placed.model).toBe('identity');
+        expect(placed.requestId).toBe('r-7');
+        expect(placed.endpoint).toContain(endpoint);
+        expect(placed.details).toEqual(error.details);
+      }
+    } finally {
+      await http.close();
+    }
   });
 
   it('fails typed for BYTES, a typed array of another datatype, and memory misaligned for it', async () => {
@@ -420,6 +590,76 @@ describe('refusals', () => {
     expect(error.message).toContain("output 'OUTPUT1'");
     expect(fits.every((value) => value === 7)).toBe(true);
     expect(tooSmall.every((value) => value === 7)).toBe(true);
+  });
+
+  it('fails DATA_LOSS for an answer that leaves out a bound output, on any transport', () => {
+    // The caller reads `into` itself: a call that succeeded without writing it would leave the last
+    // call's values there, unnoticed. (The gRPC transport checks every requested output; HTTP and
+    // custom transports rely on this.)
+    const into = new Float32Array(2).fill(7);
+    const other = new Float32Array(2).fill(7);
+    const request = {
+      model: 'identity',
+      inputs: [],
+      outputs: [
+        { name: 'OUTPUT0', into },
+        { name: 'OUTPUT1', into: other },
+      ],
+    };
+    const response = {
+      model: 'identity',
+      modelVersion: '1',
+      id: '',
+      parameters: {},
+      outputs: [
+        {
+          name: 'OUTPUT0',
+          datatype: 'FP32' as const,
+          shape: [2],
+          raw: new Uint8Array(new Float32Array([1, 2]).buffer),
+        },
+      ],
+    };
+    let thrown: unknown;
+    try {
+      writeOutputsInto(request, response);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(InfergateError);
+    expect((thrown as InfergateError).code).toBe(ErrorCode.DataLoss);
+    expect((thrown as InfergateError).message).toContain("'OUTPUT1'");
+    expect([...into, ...other]).toEqual([7, 7, 7, 7]);
+  });
+
+  it('fails DATA_LOSS, writing nothing, for an answer that carries a bound output twice', () => {
+    // Both copies would go into the one `into`, the second over the first, while the result
+    // describes the first: its shape over the second's bytes.
+    const into = new Float32Array(4).fill(7);
+    const request = { model: 'identity', inputs: [], outputs: [{ name: 'OUTPUT0', into }] };
+    const tensor = (values: number[]) => ({
+      name: 'OUTPUT0',
+      datatype: 'FP32' as const,
+      shape: [values.length],
+      raw: new Uint8Array(new Float32Array(values).buffer),
+    });
+    const response = {
+      model: 'identity',
+      modelVersion: '1',
+      id: '',
+      parameters: {},
+      outputs: [tensor([1, 2]), tensor([3, 4, 5, 6])],
+    };
+    let thrown: unknown;
+    try {
+      writeOutputsInto(request, response);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(InfergateError);
+    expect((thrown as InfergateError).code).toBe(ErrorCode.DataLoss);
+    expect((thrown as InfergateError).message).toContain("'OUTPUT0'");
+    expect([...into]).toEqual([7, 7, 7, 7]);
   });
 
   it("writes nothing for an answer whose call was abandoned (a hedging router's losing attempt)", () => {

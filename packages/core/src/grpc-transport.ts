@@ -28,7 +28,7 @@ import {
 import {
   answerGoesIntoCallerMemory,
   checkOutputsInto,
-  writeOutputsInto,
+  writeOutputsIntoAt,
 } from './internal/infer-response-into.js';
 import { loadedGrpcWire, loadGrpc, loadGrpcWire } from './internal/lazy-modules.js';
 import { explainLostMessage, lostMessage } from './internal/lost-message.js';
@@ -281,6 +281,8 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
   }
 
   async infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
+    // `into` refused before anything is sent (decision 0026), for callers below the client too.
+    if (request.outputs !== undefined) checkOutputsInto(request.outputs);
     const stager = this.sharedMemory;
     if (stager?.wants(request)) {
       const staged = await stager.stage(request);
@@ -314,7 +316,8 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
         // goes back once `read` copied the outputs out (decision 0026).
         const pool = answerGoesIntoCallerMemory(request) ? this.h2.messagePool : undefined;
         const pooled = pool !== undefined;
-        const read = (message: ModelInferResponse) => readAnswer(request, message, pooled, options.signal);
+        const read = (message: ModelInferResponse) =>
+          readAnswer(request, message, pooled, options.signal, context);
         sent = inferOverH2(
           this.h2,
           this.h2Site,
@@ -325,7 +328,7 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
         );
       } else
         sent = this.inferOverGrpcJs(request, options, context).then((message) =>
-          readAnswer(request, message, false, options.signal),
+          readAnswer(request, message, false, options.signal, { endpoint: this.address, ...context }),
         );
     } catch (error) {
       return Promise.reject(InfergateError.from(error, ErrorCode.InvalidArgument));
@@ -526,8 +529,9 @@ function readAnswer(
   message: ModelInferResponse,
   pooled: boolean,
   signal: AbortSignal | undefined,
+  context: InfergateErrorOptions,
 ): InferResponse {
   const response = fromModelInferResponse(message, sharedMemoryOutputs(request));
   checkRequestedOutputs(request, response);
-  return writeOutputsInto(request, response, { copyOthers: pooled, signal });
+  return writeOutputsIntoAt(request, response, { copyOthers: pooled, signal }, context);
 }

@@ -49,10 +49,15 @@ export class OutputTensor {
     return (this.data as Uint8Array[]).map(utf8Text);
   }
 
-  /** A plain JavaScript array (numbers, bigints, booleans for BOOL, strings for BYTES). */
+  /**
+   * A plain JavaScript array (numbers, bigints, booleans for BOOL, strings for BYTES): the values,
+   * FP16/BF16 widened, also for an output written into `into` (whose `data` is the bit patterns).
+   */
   toArray(): Array<number | bigint | boolean | string> {
     if (this.datatype === 'BYTES') return this.strings();
     if (this.datatype === 'BOOL') return Array.from(this.data as Uint8Array, (value) => value !== 0);
+    if (this.#into !== undefined && (this.datatype === 'FP16' || this.datatype === 'BF16'))
+      return Array.from(decodeTensorData(this) as Float32Array);
     return Array.from(this.data as ArrayLike<number | bigint>);
   }
 }

@@ -51,9 +51,17 @@ function memberError(failure: InfergateError, calls: number, note = ''): Inferga
   );
 }
 
-function batchRequest(calls: readonly PendingCall[]): InferRequest {
+/**
+ * The RPC's request. `alone`: a lone call that is the whole batch, which the transport answers
+ * into the caller's memory itself; a lone call split off a bisected batch is sent without its
+ * `into`, like a batch, since its answer may wait for the other halves.
+ */
+function batchRequest(calls: readonly PendingCall[], alone: boolean): InferRequest {
   const first = (calls[0] as PendingCall).request;
-  if (calls.length === 1) return first;
+  if (calls.length === 1) {
+    if (alone || first.outputs === undefined || !hasOutputsInto(first.outputs)) return first;
+    return { ...first, outputs: first.outputs.map(({ into: _into, ...output }) => output) };
+  }
   let rows = 0;
   const members: (readonly InferRequest['inputs'][number][])[] = new Array(calls.length);
   for (let index = 0; index < calls.length; index++) {
@@ -78,6 +86,8 @@ function hasOutputsInto(outputs: readonly RequestedOutput[]): boolean {
  * A member's share of a batched answer, with the outputs it bound to `into` written into its own
  * memory; a typed error (that member's only) when one does not fit. A member that left while the
  * batch ran (aborted, past its deadline) has its memory back already: nothing is written there.
+ * Called as the member is answered, not when its part arrives: a bisected batch answers its members
+ * only once every half is in, and a member may leave (and fail) in between.
  */
 function memberAnswer(call: PendingCall, answer: InferResponse): InferResponse | InfergateError {
   const { request } = call;
@@ -124,11 +134,19 @@ interface BatchState {
   /** Members to answer (parallel to `answers`). */
   members: PendingCall[];
   answers: (InferResponse | InfergateError)[];
+  /** Per member: its answer is its share of a batch, still to be written into its `into` memory. */
+  shares: boolean[];
 }
 
-function answerLater(state: BatchState, call: PendingCall, answer: InferResponse | InfergateError): void {
+function answerLater(
+  state: BatchState,
+  call: PendingCall,
+  answer: InferResponse | InfergateError,
+  share = false,
+): void {
   state.members.push(call);
   state.answers.push(answer);
+  state.shares.push(share);
 }
 
 /** Each of `waiting` gets its own copy of the batch's `failure` (see `memberError`). */
@@ -153,6 +171,7 @@ async function sendGroup(
   dispatch: DispatchContext,
   calls: readonly PendingCall[],
   state: BatchState,
+  bisected = false,
 ): Promise<boolean> {
   const live = stillWaiting(calls);
   if (live.length === 0) return true;
@@ -163,7 +182,7 @@ async function sendGroup(
   const started = process.hrtime.bigint();
   try {
     response = await dispatch.transport.infer(
-      batchRequest(live),
+      batchRequest(live, !bisected),
       batchOptions(live, group.controller?.signal, dispatch.now),
     );
   } catch (error) {
@@ -175,8 +194,8 @@ async function sendGroup(
       state.left -= 2;
       const middle = Math.ceil(waiting.length / 2);
       const halves = await Promise.all([
-        sendGroup(dispatch, waiting.slice(0, middle), state),
-        sendGroup(dispatch, waiting.slice(middle), state),
+        sendGroup(dispatch, waiting.slice(0, middle), state, true),
+        sendGroup(dispatch, waiting.slice(middle), state, true),
       ]);
       return halves[0] && halves[1];
     }
@@ -192,7 +211,7 @@ async function sendGroup(
       const computeNs = process.hrtime.bigint() - started;
       reportBatchShare(only.options, { rows: only.rows, batchRows: only.rows, computeNs });
     }
-    answerLater(state, only, response);
+    answerLater(state, only, response, bisected);
     return true;
   }
   const memberRows: number[] = new Array(live.length);
@@ -220,17 +239,14 @@ async function sendGroup(
   const { model: answeredModel, modelVersion, parameters } = response;
   for (let index = 0; index < live.length; index++) {
     const call = live[index] as PendingCall;
-    answerLater(
-      state,
-      call,
-      memberAnswer(call, {
-        model: answeredModel,
-        modelVersion,
-        id: call.request.id ?? '',
-        outputs: parts[index] ?? [],
-        parameters,
-      }),
-    );
+    const share: InferResponse = {
+      model: answeredModel,
+      modelVersion,
+      id: call.request.id ?? '',
+      outputs: parts[index] ?? [],
+      parameters,
+    };
+    answerLater(state, call, share, true);
   }
   return true;
 }
@@ -245,17 +261,18 @@ export async function sendBatch(dispatch: DispatchContext, calls: readonly Pendi
     if (call.link !== undefined) links.push({ context: call.link });
   }
   const span = dispatch.telemetry.startBatchSpan(first.request.model, links, calls.length, rows);
-  const state: BatchState = { left: dispatch.maxBisectRpcs, members: [], answers: [] };
+  const state: BatchState = { left: dispatch.maxBisectRpcs, members: [], answers: [], shares: [] };
   try {
     // With tracing off the span records nothing: no context to enter.
     const ok = await (span === dispatch.telemetry.offSpan
       ? sendGroup(dispatch, calls, state)
       : context.with(trace.setSpan(context.active(), span), () => sendGroup(dispatch, calls, state)));
     dispatch.release();
-    const { members, answers } = state;
+    const { members, answers, shares } = state;
     for (let index = 0; index < members.length; index++) {
-      const answer = answers[index] as InferResponse | InfergateError;
       const call = members[index] as PendingCall;
+      let answer = answers[index] as InferResponse | InfergateError;
+      if (shares[index] === true && !(answer instanceof InfergateError)) answer = memberAnswer(call, answer);
       if (answer instanceof InfergateError) call.fail(answer);
       else call.fulfil(answer);
     }

@@ -92,6 +92,28 @@ describe('writeOutputsInto', () => {
     expect(Array.from(into)).toEqual([1, 2, 3]);
   });
 
+  it('gives an empty output not bound to `into` memory of its own, not a view of the reused message', () => {
+    // An empty entry of raw_output_contents is an empty view of the message: its `buffer` would
+    // still reach the message's memory, which the next answer is received into.
+    const message = new Uint8Array(8192);
+    message.set(raw, 100);
+    const received: InferResponse = {
+      ...response,
+      outputs: [
+        { name: 'A', datatype: 'FP32', shape: [3], raw: message.subarray(100, 112) },
+        { name: 'EMPTY', datatype: 'FP32', shape: [0], raw: message.subarray(112, 112) },
+      ],
+    };
+    const request: InferRequest = {
+      model: 'm',
+      inputs: [],
+      outputs: [{ name: 'A', into: new Float32Array(3) }],
+    };
+    const written = writeOutputsInto(request, received, { copyOthers: true });
+    for (const output of written.outputs) expect(output.raw.buffer).not.toBe(message.buffer);
+    expect(written.outputs[1]?.raw.byteLength).toBe(0);
+  });
+
   it('leaves a response alone when nothing is bound', () => {
     expect(writeOutputsInto({ model: 'm', inputs: [] }, response)).toBe(response);
   });

@@ -2,7 +2,7 @@ import { type CallScope, createCallScope } from '../call-scope.js';
 import { ErrorCode, InfergateError, type InfergateErrorOptions } from '../errors.js';
 import { Extension } from '../extension.js';
 import { callParameters } from '../internal/call-parameters.js';
-import { writeOutputsInto } from '../internal/infer-response-into.js';
+import { checkOutputsInto, writeOutputsIntoAt } from '../internal/infer-response-into.js';
 import { parseOptions } from '../parse-options.js';
 import type { CallOptions, InferRequest, InferResponse, InferTransport } from '../transport.js';
 import {
@@ -204,6 +204,8 @@ export class HttpTransport implements InferTransport {
   }
 
   async infer(request: InferRequest, options: CallOptions = {}): Promise<InferResponse> {
+    // `into` refused before anything is sent (decision 0026), for callers below the client too.
+    if (request.outputs !== undefined) checkOutputsInto(request.outputs);
     const context: InfergateErrorOptions = {
       model: request.model,
       ...(request.id ? { requestId: request.id } : {}),
@@ -239,7 +241,12 @@ export class HttpTransport implements InferTransport {
         : InfergateError.from(error, ErrorCode.DataLoss);
     }
     // Outputs bound to `into` are copied out of the body into the caller's memory (decision 0026).
-    return writeOutputsInto(request, response, { signal: options.signal });
+    return writeOutputsIntoAt(
+      request,
+      response,
+      { signal: options.signal },
+      { ...context, endpoint: this.address },
+    );
   }
 
   /**
@@ -247,6 +254,8 @@ export class HttpTransport implements InferTransport {
    * (0..N responses) need `generateStream` (Triton's generate extension) or the gRPC transport.
    */
   async *stream(request: InferRequest, options: CallOptions = {}): AsyncIterable<InferResponse> {
+    // Refused as on every stream (decision 0026), though this one answers once.
+    if (request.outputs !== undefined) checkOutputsInto(request.outputs, true);
     yield await this.infer(request, options);
   }
 

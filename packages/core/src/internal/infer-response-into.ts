@@ -4,7 +4,7 @@
 // before its receive memory goes back to the pool); the client calls it again for transports that do
 // not, which costs nothing when the bytes are already in place.
 import { elementSize } from '../datatype.js';
-import { abortError, ErrorCode, InfergateError } from '../errors.js';
+import { abortError, ErrorCode, InfergateError, type InfergateErrorOptions } from '../errors.js';
 import type { EncodedTensor } from '../tensor.js';
 import type { InferRequest, InferResponse, RequestedOutput } from '../transport.js';
 
@@ -193,15 +193,65 @@ export function writeOutputsInto(
   if (binds && signal?.aborted) throw abortError(signal, { model: request.model });
   // Every bound output is checked before the first is written: a failing call leaves all of the
   // caller's memory as it was.
-  for (const output of response.outputs) {
-    const into = intoOf(requested, output.name);
-    if (into !== undefined) checkInto(output, into, request.model);
+  const outputs = response.outputs;
+  // A bound output left out would leave the caller reading its memory's old bytes as the answer.
+  if (binds) {
+    for (const wanted of requested) {
+      if (wanted.into === undefined || outputs.some((output) => output.name === wanted.name)) continue;
+      throw new InfergateError(
+        ErrorCode.DataLoss,
+        `the server left out requested output '${wanted.name}' (it sent ${outputs.map((output) => `'${output.name}'`).join(', ') || 'none'}); nothing was written into \`into\``,
+        { model: request.model },
+      );
+    }
   }
-  const outputs = response.outputs.map((output): EncodedTensor => {
+  for (let index = 0; index < outputs.length; index++) {
+    const output = outputs[index] as EncodedTensor;
+    const into = intoOf(requested, output.name);
+    if (into === undefined) continue;
+    checkInto(output, into, request.model);
+    // A second copy would land on the first in the one `into`, under the first's shape.
+    for (let before = 0; before < index; before++) {
+      if ((outputs[before] as EncodedTensor).name === output.name) {
+        throw new InfergateError(
+          ErrorCode.DataLoss,
+          `the server sent output '${output.name}' twice; its \`into\` holds one (nothing was written; the server ran the request)`,
+          { model: request.model },
+        );
+      }
+    }
+  }
+  const written = outputs.map((output): EncodedTensor => {
     const into = intoOf(requested, output.name);
     if (into !== undefined) return { ...output, raw: copyInto(output, into) };
-    if (!copyOthers || output.raw.byteLength === 0) return output;
-    return { ...output, raw: Uint8Array.prototype.slice.call(output.raw) };
+    if (!copyOthers) return output;
+    // Even an empty output gets bytes of its own: an empty view's `buffer` is the message's memory.
+    return {
+      ...output,
+      raw: output.raw.byteLength === 0 ? new Uint8Array(0) : Uint8Array.prototype.slice.call(output.raw),
+    };
   });
-  return { ...response, outputs };
+  return { ...response, outputs: written };
+}
+
+/**
+ * `writeOutputsInto` for a transport: its failures carry where the call went (`endpoint`,
+ * `requestId`), as the call's other failures do.
+ */
+export function writeOutputsIntoAt(
+  request: InferRequest,
+  response: InferResponse,
+  options: WriteOutputsIntoOptions,
+  context: InfergateErrorOptions,
+): InferResponse {
+  try {
+    return writeOutputsInto(request, response, options);
+  } catch (error) {
+    if (!(error instanceof InfergateError)) throw error;
+    const placed: InfergateErrorOptions = { ...context, retryable: error.retryable };
+    if (error.model !== undefined) placed.model = error.model;
+    if (error.details !== undefined) placed.details = error.details;
+    if (error.cause !== undefined) placed.cause = error.cause;
+    throw new InfergateError(error.code, error.rawMessage, placed);
+  }
 }
