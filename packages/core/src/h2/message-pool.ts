@@ -74,7 +74,8 @@ export class MessagePool {
       this.#idleBytes -= memory.byteLength;
       this.#reused++;
     } else {
-      memory = new ArrayBuffer(roundUp(bytes));
+      // Its own memory, not zero-filled: every byte of a message is written before it is read.
+      memory = Buffer.allocUnsafeSlow(roundUp(bytes)).buffer as ArrayBuffer;
       this.#ours.add(memory);
       this.#fresh++;
     }
