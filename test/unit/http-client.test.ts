@@ -133,6 +133,48 @@ describe('HTTP client: deadlines, cancellation and faults', () => {
     expect(error.code).toBe(ErrorCode.ResourceExhausted);
     await small.close();
   });
+
+  it('a malformed answer is DATA_LOSS, as over gRPC: binary bytes that do not fill the shape, a requested output left out', async () => {
+    // A server that answers every inference with one FP32 output of shape [4] but 12 binary bytes,
+    // named OUTPUT0.
+    const header = Buffer.from(
+      JSON.stringify({
+        model_name: 'identity',
+        model_version: '1',
+        outputs: [{ name: 'OUTPUT0', datatype: 'FP32', shape: [4], parameters: { binary_data_size: 12 } }],
+      }),
+    );
+    const liar = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        response
+          .writeHead(200, {
+            'content-type': 'application/octet-stream',
+            'inference-header-content-length': String(header.byteLength),
+          })
+          .end(Buffer.concat([header, Buffer.alloc(12)]));
+      });
+    });
+    await new Promise<void>((resolve) => liar.listen(0, '127.0.0.1', resolve));
+    const lied = createHttpClient({
+      url: `http://127.0.0.1:${(liar.address() as AddressInfo).port}`,
+      binaryData: true,
+    });
+    const failure = async (call: Promise<unknown>) => (await call.catch((e: unknown) => e)) as InfergateError;
+    try {
+      const input = [{ name: 'INPUT0', datatype: 'FP32' as const, data: new Float32Array(4) }];
+      const short = await failure(lied.infer('identity', input));
+      expect(short).toBeInstanceOf(InfergateError);
+      expect(short.code).toBe(ErrorCode.DataLoss);
+      expect(short.message).toMatch(/OUTPUT0.*12 binary bytes for shape \[4\] of FP32/);
+      const missing = await failure(lied.infer('identity', input, { outputs: ['OUTPUT1'] }));
+      expect(missing).toBeInstanceOf(InfergateError);
+      expect(missing.code).toBe(ErrorCode.DataLoss);
+    } finally {
+      await lied.close();
+      await new Promise((resolve) => liar.close(resolve));
+    }
+  });
 });
 
 describe('HTTP client: JSON tensors and management', () => {

@@ -3,6 +3,7 @@ import { ErrorCode, InfergateError, type InfergateErrorOptions } from '../errors
 import { Extension } from '../extension.js';
 import { callParameters } from '../internal/call-parameters.js';
 import { checkOutputsInto, writeOutputsIntoAt } from '../internal/infer-response-into.js';
+import { checkRequestedOutputs } from '../internal/requested-outputs.js';
 import { parseOptions } from '../parse-options.js';
 import type { CallOptions, InferRequest, InferResponse, InferTransport } from '../transport.js';
 import {
@@ -231,6 +232,7 @@ export class HttpTransport implements InferTransport {
     let response: InferResponse;
     try {
       response = decodeInferResponse(bytes, headerLength === null ? undefined : Number(headerLength));
+      checkRequestedOutputs(request, response);
     } catch (error) {
       throw error instanceof InfergateError
         ? new InfergateError(error.code, error.rawMessage, {

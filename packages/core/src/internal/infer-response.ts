@@ -113,18 +113,7 @@ function checkBytesElements(raw: Uint8Array, shape: readonly number[], what: str
   }
 }
 
-/** Every output the request named must be in the response. */
-export function checkRequestedOutputs(request: InferRequest, response: InferResponse): void {
-  for (const requested of request.outputs ?? []) {
-    if (!response.outputs.some((output) => output.name === requested.name)) {
-      throw new InfergateError(
-        ErrorCode.DataLoss,
-        `the server left out requested output '${requested.name}' (it sent ${response.outputs.map((output) => `'${output.name}'`).join(', ') || 'none'})`,
-        { model: request.model },
-      );
-    }
-  }
-}
+export { checkRequestedOutputs } from './requested-outputs.js';
 
 export function fromModelInferResponse(
   message: ModelInferResponse,

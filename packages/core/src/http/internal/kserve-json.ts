@@ -1,5 +1,5 @@
-import { decodeBytesElements, decodeTensorData, encodeTensor } from '../../codec.js';
-import { type DataType, isDataType } from '../../datatype.js';
+import { decodeBytesElements, decodeTensorData, elementCount, encodeTensor } from '../../codec.js';
+import { type DataType, elementSize, isDataType } from '../../datatype.js';
 import { ErrorCode, InfergateError } from '../../errors.js';
 import type { Parameters, ParameterValue } from '../../parameters.js';
 import { type EncodedTensor, inSharedMemory } from '../../tensor.js';
@@ -186,6 +186,12 @@ export function decodeInferResponse(body: Uint8Array, headerLength: number | und
       }
       raw = body.subarray(offset, offset + size);
       offset += size;
+      // A fixed-size datatype's bytes must fill its shape exactly, as over gRPC.
+      const element = elementSize(datatype);
+      if (element > 0 && size !== elementCount(shape) * element)
+        throw dataLoss(
+          `output '${name}': ${size} binary bytes for shape [${shape.join(', ')}] of ${datatype}`,
+        );
     } else if (output.data !== undefined) raw = jsonTensorRaw(name, datatype, shape, output.data);
     else raw = new Uint8Array(0); // written to a shared-memory region
     return { name, datatype, shape, raw, parameters };
