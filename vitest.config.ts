@@ -16,6 +16,10 @@ const alias = [
     find: /^@infergate\/core\/internal\/option-checks$/,
     replacement: source('./packages/core/src/internal/option-checks.ts'),
   },
+  {
+    find: /^@infergate\/core\/internal\/lazy-otel$/,
+    replacement: source('./packages/core/src/internal/lazy-otel.ts'),
+  },
   { find: /^@infergate\/model-config\/cli$/, replacement: source('./packages/model-config/src/cli.ts') },
   { find: /^@infergate\/([a-z-]+)$/, replacement: source('./packages/$1/src/index.ts') },
 ];

@@ -4,7 +4,8 @@
 // Also `@infergate/core/http` (the fetch-only entry) and the size of a Cloudflare Worker that
 // uses it, bundled with esbuild as a Workers project would (ESM, minified, no Node platform).
 // For information (no targets): the batcher's and the router's import → construction with valid
-// options in a fresh process, what a serverless handler that builds them at load pays (decision 0025).
+// options in a fresh process, what a serverless handler that builds them at load pays (decision 0025),
+// and whether that loaded @opentelemetry/api with nothing registered (it should not: second addendum).
 //   pnpm build && pnpm bench coldstart [--runs 15]
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -18,8 +19,12 @@ const probe = `const started = performance.now();
 await import(process.argv[2]);
 process.stdout.write(String(performance.now() - started));`;
 
-/** Imports a package, then makes its object with valid options: [import ms, construction ms]. */
-const constructProbe = `const transport = { infer: async () => ({}), stream: () => ({}) };
+/**
+ * Imports a package, then makes its object with valid options: [import ms, construction ms, whether
+ * @opentelemetry/api is in the require cache then (Node loads its CommonJS build for import too)].
+ */
+const constructProbe = `import { createRequire } from 'node:module';
+const transport = { infer: async () => ({}), stream: () => ({}) };
 const started = performance.now();
 const loaded = await import(process.argv[2]);
 const imported = performance.now();
@@ -31,17 +36,20 @@ else
     route: { fallback: ['a', 'b'] },
     attemptTimeoutMs: 1000,
   });
-process.stdout.write(JSON.stringify([imported - started, performance.now() - imported]));
+const made = performance.now();
+const otelLoaded = Object.keys(createRequire(import.meta.url).cache).some((path) =>
+  /[\\\\/]@opentelemetry[\\\\/]api[\\\\/]/.test(path));
+process.stdout.write(JSON.stringify([imported - started, made - imported, otelLoaded]));
 process.exit(0);`;
 
 /** The two packages whose construction validates options with zod (or, with valid ones, without). */
 const CONSTRUCTED = { batcher: 'createMicroBatcher', router: 'createInferRouter' } as const;
 
-function constructMs(name: keyof typeof CONSTRUCTED, script: string): [number, number] {
+function constructMs(name: keyof typeof CONSTRUCTED, script: string): [number, number, boolean] {
   const entry = join(ROOT, 'packages', name, 'dist', 'index.js');
   const result = spawnSync(process.execPath, [script, entry, name], { cwd: ROOT, encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`${CONSTRUCTED[name]} failed: ${result.stderr}`);
-  return JSON.parse(result.stdout) as [number, number];
+  return JSON.parse(result.stdout) as [number, number, boolean];
 }
 
 function importMs(specifier: string, script: string): number {
@@ -132,7 +140,7 @@ export async function run(): Promise<void> {
     packages.includes(name),
   );
   const constructTimes = new Map(
-    constructed.map((name) => [name, { imported: [] as number[], made: [] as number[] }]),
+    constructed.map((name) => [name, { imported: [] as number[], made: [] as number[], otel: false }]),
   );
   for (let run = 0; run < runs; run++) {
     baseline.push(importMs(empty, script));
@@ -140,9 +148,11 @@ export async function run(): Promise<void> {
       times.get(name)?.push(importMs(join(ROOT, 'packages', name, 'dist', 'index.js'), script));
     if (existsSync(httpEntry)) httpTimes.push(importMs(httpEntry, script));
     for (const name of constructed) {
-      const [imported, made] = constructMs(name, constructScript);
-      constructTimes.get(name)?.imported.push(imported);
-      constructTimes.get(name)?.made.push(made);
+      const [imported, made, otel] = constructMs(name, constructScript);
+      const arm = constructTimes.get(name);
+      arm?.imported.push(imported);
+      arm?.made.push(made);
+      if (arm !== undefined && otel) arm.otel = true;
     }
   }
   const emptyMs = median(baseline);
@@ -175,14 +185,15 @@ export async function run(): Promise<void> {
     if (name === 'core') ratios.core_import_ms = ms;
   }
   for (const name of constructed) {
-    const { imported, made } = constructTimes.get(name) ?? { imported: [], made: [] };
+    const { imported, made, otel } = constructTimes.get(name) ?? { imported: [], made: [], otel: false };
     const total = median(imported.map((ms, index) => ms + (made[index] ?? 0)));
     cases.push({
       name: `@infergate/${name}: import, then ${CONSTRUCTED[name]}() with valid options`,
       arm: `${name}-construct`,
       load: 'import+construct',
       p50Ms: total,
-      extra: { importMs: median(imported), constructMs: median(made) },
+      // Whether any of the processes had loaded @opentelemetry/api by then (no SDK registered).
+      extra: { importMs: median(imported), constructMs: median(made), opentelemetryApiLoaded: otel },
     });
     ratios[`${name}_import_construct_ms`] = total;
     ratios[`${name}_construct_ms`] = median(made);

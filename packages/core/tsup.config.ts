@@ -9,6 +9,8 @@ const entry = {
   'grpc-frames': 'src/h2/grpc-frames.ts',
   // Internal: the zod rules that the batcher's and router's hand-read options share (decision 0025).
   'option-checks': 'src/internal/option-checks.ts',
+  // Internal: the OpenTelemetry API's lazy loader, which the batcher and the router share (decision 0025).
+  'lazy-otel': 'src/internal/lazy-otel.ts',
 };
 
 export default defineConfig([

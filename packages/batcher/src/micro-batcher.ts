@@ -7,7 +7,6 @@ import {
   type InferResponse,
   type InferTransport,
 } from '@infergate/core';
-import { trace } from '@opentelemetry/api';
 import { sendBatch } from './internal/batch-dispatch.js';
 import { type BatchShape, batchShape } from './internal/batch-key.js';
 import { batcherErrors } from './internal/batcher-errors.js';
@@ -255,7 +254,7 @@ export class MicroBatcher implements InferTransport {
       call.rows,
       call.bytes,
       enqueuedAt,
-      this.#telemetry.enabled ? trace.getActiveSpan()?.spanContext() : undefined,
+      this.#telemetry.callerSpanContext(),
     );
     const answer = pending.answer;
     if (signal !== undefined || timeoutMs !== undefined) this.#watch(lane, bucket, pending);

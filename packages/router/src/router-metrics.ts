@@ -1,4 +1,5 @@
 import { createGenAiTimingHistograms, lazyInstruments } from '@infergate/core';
+import { otelRegistered } from '@infergate/core/internal/lazy-otel';
 import type { Attributes, Meter, ObservableResult } from '@opentelemetry/api';
 import type { Breaker } from './breaker.js';
 import { stateLevel } from './breaker-state.js';
@@ -33,8 +34,8 @@ function observeCooling(result: ObservableResult): void {
       });
 }
 
-/** The router's instruments, rebuilt when the application registers (or replaces) its MeterProvider. */
-export const routerInstruments = lazyInstruments('@infergate/router', VERSION, (meter) => {
+// Rebuilt when the application registers (or replaces) its MeterProvider, even after the router was made.
+const registeredInstruments = lazyInstruments('@infergate/router', VERSION, (meter) => {
   meter
     .createObservableGauge('infergate.router.breaker.state', {
       description: 'Breaker state per target: 0 closed, 1 half-open, 2 open',
@@ -65,6 +66,14 @@ export const routerInstruments = lazyInstruments('@infergate/router', VERSION, (
     ...chatTiming(meter),
   };
 });
+
+/**
+ * The router's instruments, or `undefined` while no MeterProvider is registered. While nothing at
+ * all is registered with the OpenTelemetry API this answers without loading it.
+ */
+export function routerInstruments(): ReturnType<typeof registeredInstruments> {
+  return otelRegistered() ? registeredInstruments() : undefined;
+}
 
 export function observeRouter(router: ObservedRouter): void {
   observed.add(router);

@@ -1,13 +1,6 @@
 import { type InfergateError, sdkTracer } from '@infergate/core';
-import {
-  type Attributes,
-  context,
-  INVALID_SPAN_CONTEXT,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-} from '@opentelemetry/api';
+import { loadOtel, NON_RECORDING_SPAN, otelRegistered } from '@infergate/core/internal/lazy-otel';
+import type { Attributes, Span } from '@opentelemetry/api';
 import type { Breaker } from './breaker.js';
 import type { BreakerState } from './breaker-state.js';
 import type { ErrorClass } from './classify.js';
@@ -24,15 +17,16 @@ import { VERSION } from './version.js';
 
 const SCOPE = '@infergate/router';
 
-/** A span that records nothing: what `startAttempt` hands out with tracing off. */
-const OFF: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+/** The span that records nothing: what is handed out with tracing off or nothing registered. */
+const OFF = NON_RECORDING_SPAN;
 
 /**
  * Spans and metrics of one router: a span per attempt (`infergate.router.attempt`) that is the
  * active span while the attempt runs, so the target's own spans (RPC, GenAI) sit under it; breaker
  * transitions as span events and a counter; attempts by outcome; fallbacks; and observable gauges
  * of each target's breaker state and cooling (router-metrics.ts). With no OpenTelemetry SDK
- * registered all of it is the API's no-op; with `tracing: false` none of it runs.
+ * registered none of it records, and while nothing at all is registered with the API it is not even
+ * loaded; with `tracing: false` none of it runs.
  */
 export class RouterTelemetry implements ObservedRouter {
   readonly name: string;
@@ -57,10 +51,10 @@ export class RouterTelemetry implements ObservedRouter {
   }
 
   startAttempt(target: string, attempt: number): Span {
-    const tracer = this.#enabled ? sdkTracer(SCOPE, VERSION) : undefined;
+    const tracer = this.#enabled && otelRegistered() ? sdkTracer(SCOPE, VERSION) : undefined;
     if (tracer === undefined) return OFF;
     return tracer.startSpan('infergate.router.attempt', {
-      kind: SpanKind.INTERNAL,
+      kind: loadOtel().SpanKind.INTERNAL,
       attributes: {
         'infergate.router': this.name,
         'infergate.target': target,
@@ -77,6 +71,7 @@ export class RouterTelemetry implements ObservedRouter {
   /** Runs an attempt with its span active. */
   inAttempt<R>(span: Span, run: () => Promise<R>): Promise<R> {
     if (span === OFF) return run();
+    const { context, trace } = loadOtel();
     return context.with(trace.setSpan(context.active(), span), run);
   }
 
@@ -87,7 +82,7 @@ export class RouterTelemetry implements ObservedRouter {
       span.setAttribute('infergate.outcome', outcome);
       if (error !== undefined) {
         span.setAttribute('infergate.error_code', error.code);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+        span.setStatus({ code: loadOtel().SpanStatusCode.ERROR, message: error.message });
       }
       span.end();
     }
@@ -132,7 +127,9 @@ export class RouterTelemetry implements ObservedRouter {
       'infergate.breaker.to': to.kind,
     };
     routerInstruments()?.transitions.add(1, attributes);
-    (span ?? trace.getActiveSpan())?.addEvent('infergate.breaker.state_change', attributes);
+    // Without a registration there is no context manager, hence no active span to find.
+    const into = span ?? (otelRegistered() ? loadOtel().trace.getActiveSpan() : undefined);
+    into?.addEvent('infergate.breaker.state_change', attributes);
   }
 
   dispose(): void {

@@ -11,7 +11,7 @@ import {
   reportBatchShare,
   writeOutputsInto,
 } from '@infergate/core';
-import { context, type Link, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Link } from '@opentelemetry/api';
 import { concatInputs, splitOutputs } from './batch-tensors.js';
 import { shed } from './batcher-errors.js';
 import { failsWithLostConnection } from './connection-loss.js';
@@ -264,9 +264,7 @@ export async function sendBatch(dispatch: DispatchContext, calls: readonly Pendi
   const state: BatchState = { left: dispatch.maxBisectRpcs, members: [], answers: [], shares: [] };
   try {
     // With tracing off the span records nothing: no context to enter.
-    const ok = await (span === dispatch.telemetry.offSpan
-      ? sendGroup(dispatch, calls, state)
-      : context.with(trace.setSpan(context.active(), span), () => sendGroup(dispatch, calls, state)));
+    const ok = await dispatch.telemetry.inBatch(span, () => sendGroup(dispatch, calls, state));
     dispatch.release();
     const { members, answers, shares } = state;
     for (let index = 0; index < members.length; index++) {
@@ -276,13 +274,13 @@ export async function sendBatch(dispatch: DispatchContext, calls: readonly Pendi
       if (answer instanceof InfergateError) call.fail(answer);
       else call.fulfil(answer);
     }
-    if (!ok) span.setStatus({ code: SpanStatusCode.ERROR });
+    if (!ok) dispatch.telemetry.batchFailed(span);
   } catch (error) {
     dispatch.release();
     // Nothing above should throw; never leave a caller waiting if it does.
     const failure = InfergateError.from(error, ErrorCode.Internal);
     for (const call of calls) call.fail(failure);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: failure.message });
+    dispatch.telemetry.batchFailed(span, failure.message);
   } finally {
     span.end();
   }

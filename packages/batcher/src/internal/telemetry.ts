@@ -1,27 +1,19 @@
 import { createLiveGauge, lazyInstruments, sdkTracer } from '@infergate/core';
-import {
-  type Attributes,
-  INVALID_SPAN_CONTEXT,
-  type Link,
-  type ObservableResult,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind,
-  trace,
-} from '@opentelemetry/api';
+import { loadOtel, NON_RECORDING_SPAN, otelRegistered } from '@infergate/core/internal/lazy-otel';
+import type { Attributes, Link, ObservableResult, Span, SpanContext } from '@opentelemetry/api';
 import type { MicroBatcherStats } from '../stats.js';
 import { VERSION } from '../version.js';
 
 const SCOPE = '@infergate/batcher';
 
-/** What `startBatchSpan` hands out with tracing off: records nothing. */
-const OFF: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+/** The span that records nothing: what is handed out with tracing off or nothing registered. */
+const OFF = NON_RECORDING_SPAN;
 
 // Batchers whose queue depth the gauge reports; a batcher leaves on close().
 const live = new Set<BatcherTelemetry>();
 
 // Rebuilt when the application registers its MeterProvider, even after the batcher was made.
-const instruments = lazyInstruments(SCOPE, VERSION, (meter) => {
+const registeredInstruments = lazyInstruments(SCOPE, VERSION, (meter) => {
   createLiveGauge(
     meter,
     'infergate.batcher.queue.depth',
@@ -53,9 +45,17 @@ const instruments = lazyInstruments(SCOPE, VERSION, (meter) => {
 });
 
 /**
+ * The batcher's instruments, or `undefined` while no MeterProvider is registered. While nothing at
+ * all is registered with the OpenTelemetry API this answers without loading it.
+ */
+function instruments() {
+  return otelRegistered() ? registeredInstruments() : undefined;
+}
+
+/**
  * The batcher's OpenTelemetry spans and instruments and the plain counters behind `stats()`. With
- * no SDK registered every instrument is the API's no-op; with `tracing: false` only the counters
- * behind `stats()` run.
+ * no SDK registered nothing is recorded, and while nothing at all is registered with the API it is
+ * not even loaded; with `tracing: false` only the counters behind `stats()` run.
  */
 export class BatcherTelemetry {
   readonly #enabled: boolean;
@@ -79,9 +79,27 @@ export class BatcherTelemetry {
     }
   }
 
-  /** The span `startBatchSpan` hands out when there is no tracer: records nothing. */
-  get offSpan(): Span {
-    return OFF;
+  /**
+   * The span active where a call was made, to link the batch's span to: only with tracing on and
+   * something registered with the OpenTelemetry API (no context manager, no active span).
+   */
+  callerSpanContext(): SpanContext | undefined {
+    if (!this.#enabled || !otelRegistered()) return undefined;
+    return loadOtel().trace.getActiveSpan()?.spanContext();
+  }
+
+  /** Runs a batch's sends with its span active (directly, for the span that records nothing). */
+  inBatch<R>(span: Span, run: () => Promise<R>): Promise<R> {
+    if (span === OFF) return run();
+    const { context, trace } = loadOtel();
+    return context.with(trace.setSpan(context.active(), span), run);
+  }
+
+  /** Marks a batch's span failed. */
+  batchFailed(span: Span, message?: string): void {
+    if (span === OFF) return;
+    const code = loadOtel().SpanStatusCode.ERROR;
+    span.setStatus(message === undefined ? { code } : { code, message });
   }
 
   /** Whether spans and metrics are on (the caller's span is linked only then). */
@@ -100,8 +118,9 @@ export class BatcherTelemetry {
    * members' work under a stranger's trace.
    */
   startBatchSpan(model: string, links: Link[], items: number, rows: number): Span {
-    const tracer = this.#enabled ? sdkTracer(SCOPE, VERSION) : undefined;
+    const tracer = this.#enabled && otelRegistered() ? sdkTracer(SCOPE, VERSION) : undefined;
     if (tracer === undefined) return OFF;
+    const { ROOT_CONTEXT, SpanKind, trace } = loadOtel();
     const only = links.length === 1 ? links[0] : undefined;
     return tracer.startSpan(
       `batch ${model}`,

@@ -1,8 +1,10 @@
 import { createRequire } from 'node:module';
 import type * as GrpcJs from '@grpc/grpc-js';
-import type * as OtelApi from '@opentelemetry/api';
 import type * as Zod from 'zod';
 import type * as GrpcWire from './grpc-wire.js';
+
+// The OpenTelemetry API's loader is a file of its own (an internal entry of the package too).
+export { loadOtel, otelRegistered } from './lazy-otel.js';
 
 // grpc-js, zod and the OpenTelemetry API are the heaviest imports of this package. They load on first use,
 // so code that imports core only for its types, errors and codec (the llm, cost and express
@@ -13,37 +15,11 @@ import type * as GrpcWire from './grpc-wire.js';
 const requireFromHere = createRequire(import.meta.url);
 
 let grpcJs: typeof GrpcJs | undefined;
-let otel: typeof OtelApi | undefined;
 let zod: typeof Zod.z | undefined;
 
 export function loadGrpc(): typeof GrpcJs {
   grpcJs ??= requireFromHere('@grpc/grpc-js') as typeof GrpcJs;
   return grpcJs;
-}
-
-/**
- * The OpenTelemetry API (a peer). Its providers live in a global registry, so this CommonJS copy
- * sees the SDK an application registered through either module format.
- */
-export function loadOtel(): typeof OtelApi {
-  otel ??= requireFromHere('@opentelemetry/api') as typeof OtelApi;
-  return otel;
-}
-
-/**
- * The global where the OpenTelemetry API 1.x (our peer range) keeps everything an application
- * registers: TracerProvider, MeterProvider, propagator, context manager. The first registration
- * makes it.
- */
-const OTEL_API_GLOBAL = Symbol.for('opentelemetry.js.api.1');
-
-/**
- * False while nothing was ever registered with the OpenTelemetry API in this process: every API
- * call is then a no-op, so a call's span and metric can be skipped without loading the API (about
- * 30 ms of a process's first call). Asked per call, so an SDK registered later is used from then on.
- */
-export function otelRegistered(): boolean {
-  return (globalThis as Record<symbol, unknown>)[OTEL_API_GLOBAL] !== undefined;
 }
 
 export function loadZod(): typeof Zod.z {
