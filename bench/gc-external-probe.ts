@@ -7,7 +7,9 @@
 //   node_modules/.bin/tsx --conditions=@infergate/source bench/gc-external-probe.ts
 //        [--arms default,into] [--calls 2000] [--concurrency 16] [--rounds 2] [--ballast MB] [--series]
 // Arms: `default` (the answer in memory of its own, handed to the caller) and `into` (each caller's
-// Float32Array given as `outputs: [{ name, into }]`, the receive memory pooled: decision 0026).
+// Float32Array given as `outputs: [{ name, into }]`, the receive memory pooled: decision 0026), and
+// `into_fresh` (a fresh Float32Array as `into` on every call: what the default call would cost if
+// it received into pooled memory and copied each answer out to memory of the caller's own).
 // --ballast MB: live JS objects the process holds throughout (an application's own heap).
 // --series: also prints, for the last window, external memory in MiB after each call with the GC
 // events between them ([S] scavenge, [MC] mark-compact, [IM] incremental marking), in time order.
@@ -20,7 +22,7 @@ import { createTritonClient } from '@infergate/core';
 import { flag } from './lib.js';
 import { startServerProcess } from './server-process.js';
 
-type Arm = 'default' | 'into';
+type Arm = 'default' | 'into' | 'into_fresh';
 const arms = (flag('arms') ?? 'default,into').split(',') as Arm[];
 const calls = Number(flag('calls') ?? 2000);
 const concurrency = Number(flag('concurrency') ?? 16);
@@ -60,10 +62,16 @@ let samples: [number, number][] = [];
 async function run(arm: Arm, count: number, sample: boolean): Promise<void> {
   let left = count;
   const caller = async () => {
-    const options = { outputs: [{ name: 'OUTPUT0', into: new Float32Array(262_144) }] };
+    // The `into` arm's memory, one array per caller reused call after call (none for the others).
+    const options =
+      arm === 'into' ? { outputs: [{ name: 'OUTPUT0', into: new Float32Array(262_144) }] } : undefined;
     while (left-- > 0) {
       const inputs = [{ name: 'INPUT0', datatype: 'FP32' as const, shape: [1, 262_144], data }];
       if (arm === 'into') await client.infer('identity', inputs, options);
+      else if (arm === 'into_fresh')
+        await client.infer('identity', inputs, {
+          outputs: [{ name: 'OUTPUT0', into: new Float32Array(262_144) }],
+        });
       else await client.infer('identity', inputs);
       if (sample) samples.push([performance.now(), getHeapStatistics().external_memory]);
     }
