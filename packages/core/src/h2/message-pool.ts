@@ -3,6 +3,15 @@
 // are copied out, so its memory can take the next answer instead of each answer costing a fresh
 // buffer: at 1 MiB per answer, fresh buffers made V8 collect its young generation ("external memory
 // pressure") about every 15 calls and run a full mark-compact about every 25.
+// Why mark-compacts, though the answers die young (V8 11.3 in Node 20; Node 24 measures the same
+// rate): V8 counts ArrayBuffer bytes allocated since the last mark-compact against the old
+// generation's limit (Heap::OldGenerationSpaceAvailable). After each mark-compact it sets that limit
+// to the live old generation times a factor (1.5 to 1.9 in a client process of 8 to 15 MB, from its
+// marking speed over its promotion rate), at least live + 8 MB, plus the new space; some 8 to 12 MiB
+// of answers start the next marking, which ends 15 to 30 calls on. Its young collection for
+// ArrayBuffer memory waits for 32 MiB of it (twice the 16 MiB semi-space): the mark-compact comes
+// first. The default call (each answer in memory of its own, which the caller keeps as long as it
+// likes) pays that, memory copied or not; bench/gc-external-probe.ts measures it.
 import type { MessageAllocator } from './grpc-frames.js';
 
 /** What the pool has done since it was made (tests and metrics). */
