@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { createMicroBatcher, type MicroBatcherStats } from '@infergate/batcher';
 import { createTritonClient, InfergateError } from '@infergate/core';
-import { type BreakerState, createRouter } from '@infergate/router';
+import { type BreakerState, createInferRouter } from '@infergate/router';
 
 export interface InferenceServiceOptions {
   /** Two (or more) replicas of the same Triton model repository. */
@@ -35,7 +35,7 @@ function send(response: ServerResponse, status: number, body: unknown): void {
  */
 export async function startInferenceService(options: InferenceServiceOptions): Promise<InferenceService> {
   const replicas = options.tritonUrls.map((url) => createTritonClient({ url, timeoutMs: 5_000 }));
-  const router = createRouter({
+  const router = createInferRouter({
     targets: replicas.map((client, index) => ({
       name: `replica-${index}`,
       transport: client.grpc,

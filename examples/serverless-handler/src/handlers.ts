@@ -4,7 +4,7 @@ import { createTritonClient, InfergateError, type TritonClient } from '@infergat
 import { createCostTracker, withCost } from '@infergate/cost';
 import { createLazyGateway, fetchHandler, lambdaHandler } from '@infergate/express';
 import { type ChatModel, createOpenAIChatModel } from '@infergate/llm';
-import { type BreakerSnapshot, createRouter, type InferRouter } from '@infergate/router';
+import { type BreakerSnapshot, createInferRouter, type InferRouter } from '@infergate/router';
 
 export interface ServerlessGateway {
   triton: TritonClient;
@@ -49,7 +49,7 @@ export function createHandlers(env: HandlerEnvironment) {
   const gateway = createLazyGateway<ServerlessGateway, RouterState>({
     create: ({ routerState }) => {
       const replicas = urls.map((url) => createTritonClient({ url, timeoutMs: 5_000 }));
-      const router = createRouter({
+      const router = createInferRouter({
         targets: replicas.map((client, index) => ({
           name: index === 0 ? 'primary' : `secondary-${index}`,
           transport: client.grpc,

@@ -241,9 +241,9 @@ describe('infergate (the bin)', () => {
     expect(help.stdout).toMatch(/^ {2}serve-test +\S/m);
   });
 
-  it('serve-test: serves the reference server and the fake LLM APIs until SIGINT', async () => {
+  it('serve-test: serves the reference server (gRPC, and HTTP with --http-port) and the fake LLM APIs until SIGINT', async () => {
     const [node, script] = cli.command;
-    const child = spawn(node, [script, 'serve-test', '--port', '0', '--json'], {
+    const child = spawn(node, [script, 'serve-test', '--port', '0', '--http-port', '0', '--json'], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -258,10 +258,19 @@ describe('infergate (the bin)', () => {
         });
         child.once('exit', () => reject(new Error(`serve-test exited before listening: ${text}`)));
       });
-      const addresses = JSON.parse(line) as { triton: string; openai: string; anthropic: string };
+      const addresses = JSON.parse(line) as {
+        triton: string;
+        tritonHttp: string;
+        openai: string;
+        anthropic: string;
+      };
       expect(addresses.triton).toMatch(/^127\.0\.0\.1:\d+$/);
       const health = await infergate('health', 'generate', '--url', addresses.triton);
       expect(health.code).toBe(0);
+      expect(addresses.tritonHttp).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const overHttp = await infergate('health', 'add_sub', '--url', addresses.tritonHttp, '--json');
+      expect(overHttp.stderr).toBe('');
+      expect(JSON.parse(overHttp.stdout)).toMatchObject({ healthy: true, models: { add_sub: true } });
       const models = await fetch(`${addresses.openai}/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

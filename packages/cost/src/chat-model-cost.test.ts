@@ -26,8 +26,21 @@ const usage: TokenUsage = {
   reasoningTokens: undefined,
 };
 
-/** A fake ChatModel in the shape of @infergate/llm's. */
-function fakeModel(behaviour: { fail?: boolean; streamUsage?: boolean } = {}) {
+/** What @infergate/llm's adapters report when the provider stated no counts: every count unknown. */
+const unknownUsage: TokenUsage = {
+  inputTokens: undefined,
+  outputTokens: undefined,
+  cacheReadTokens: undefined,
+  cacheWriteTokens: undefined,
+  reasoningTokens: undefined,
+};
+
+/**
+ * A fake ChatModel in the shape of @infergate/llm's. `usage: 'unknown'` answers as the adapters do
+ * for a server that reports no usage (an OpenAI-compatible server without `include_usage`).
+ */
+function fakeModel(behaviour: { fail?: boolean; streamUsage?: boolean; usage?: 'unknown' } = {}) {
+  const reported = behaviour.usage === 'unknown' ? unknownUsage : usage;
   return {
     provider: 'openai',
     defaultModel: 'gpt-4o-mini',
@@ -35,13 +48,13 @@ function fakeModel(behaviour: { fail?: boolean; streamUsage?: boolean } = {}) {
     async chat(request: FakeRequest, _options?: CallOptions) {
       this.calls++;
       if (behaviour.fail) throw new InfergateError(ErrorCode.Unavailable, 'down');
-      return { id: '1', model: request.model, text: 'hi', usage, provider: 'openai' };
+      return { id: '1', model: request.model, text: 'hi', usage: reported, provider: 'openai' };
     },
     async *chatStream(_request: FakeRequest, _options?: CallOptions): AsyncGenerator<FakeEvent> {
       this.calls++;
       yield { type: 'text-delta', text: 'he' };
       yield { type: 'text-delta', text: 'llo' };
-      if (behaviour.streamUsage !== false) yield { type: 'usage', usage };
+      if (behaviour.streamUsage !== false) yield { type: 'usage', usage: reported };
       yield { type: 'finish' };
     },
   };
@@ -147,6 +160,26 @@ describe('withCost', () => {
     }
     const estimate = await costs.estimateChat(request, { provider: 'openai' });
     expect((await costs.spend('tenant', { tenant: 'acme' })).spentUsd).toBeCloseTo(
+      estimate?.usd ?? Number.NaN,
+      9,
+    );
+  });
+
+  it('an answer whose usage states no counts is charged its estimate, streamed or not', async () => {
+    const costs = tracker();
+    const estimate = await costs.estimateChat(request, { provider: 'openai' });
+    expect(estimate?.usd).toBeGreaterThan(0);
+    const silent = withCost(fakeModel({ usage: 'unknown' }), { tracker: costs });
+    await silent.chat(request, { tenant: 'unary' });
+    expect((await costs.spend('tenant', { tenant: 'unary' })).spentUsd).toBeCloseTo(
+      estimate?.usd ?? Number.NaN,
+      9,
+    );
+    const types: string[] = [];
+    for await (const event of silent.chatStream(request, { tenant: 'streamed' })) types.push(event.type);
+    expect(types).toEqual(['text-delta', 'text-delta', 'usage', 'finish']);
+    expect(await costs.spend('tenant', { tenant: 'streamed' })).toMatchObject({ reservedUsd: 0 });
+    expect((await costs.spend('tenant', { tenant: 'streamed' })).spentUsd).toBeCloseTo(
       estimate?.usd ?? Number.NaN,
       9,
     );

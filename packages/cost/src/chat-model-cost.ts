@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Attribution } from './budget.js';
 import type { Reservation } from './budget-ledger.js';
 import { attributionOf } from './call-attribution.js';
-import type { CostTracker } from './cost-tracker.js';
+import type { ChatEstimate, CostTracker } from './cost-tracker.js';
 import { finishReservation } from './internal/finish-reservation.js';
 import { functionSchema, isCostTracker, trackerSchema } from './internal/tracker-schema.js';
 import type { ServiceTier } from './price-schema.js';
@@ -112,6 +112,19 @@ export function withCost<M extends CostableChatModel>(
   const release = (reservation: Reservation) =>
     finishReservation(tracker, reservation, 'release', () => tracker.release(reservation));
 
+  /**
+   * What an answer is charged for: its usage, or, when the provider stated no token counts at all
+   * (the adapters then report a usage whose counts are all undefined), the estimate the call
+   * reserved, an upper bound, so that a server that never reports usage cannot spend past a budget.
+   */
+  const chargedUsage = (
+    usage: TokenUsage | undefined,
+    estimate: ChatEstimate | null | undefined,
+  ): TokenUsage =>
+    usage !== undefined && (usage.inputTokens !== undefined || usage.outputTokens !== undefined)
+      ? usage
+      : { inputTokens: estimate?.inputTokens, outputTokens: estimate?.outputTokens };
+
   const wrapped = {
     provider: model.provider,
     async chat(request: EstimatableRequest, callOptions?: CallOptions) {
@@ -123,7 +136,13 @@ export function withCost<M extends CostableChatModel>(
         await release(call.reservation);
         throw error;
       }
-      await settle(call.reservation, response.usage, call.model, call.serviceTier, callOptions?.signal);
+      await settle(
+        call.reservation,
+        chargedUsage(response.usage, call.estimate),
+        call.model,
+        call.serviceTier,
+        callOptions?.signal,
+      );
       return response;
     },
     async *chatStream(request: EstimatableRequest, callOptions?: CallOptions) {
@@ -134,7 +153,13 @@ export function withCost<M extends CostableChatModel>(
         for await (const event of model.chatStream(request, callOptions)) {
           if (event.type === 'usage' && event.usage && !settled) {
             settled = true;
-            await settle(call.reservation, event.usage, call.model, call.serviceTier, callOptions?.signal);
+            await settle(
+              call.reservation,
+              chargedUsage(event.usage, call.estimate),
+              call.model,
+              call.serviceTier,
+              callOptions?.signal,
+            );
           }
           yield event;
         }
@@ -145,7 +170,7 @@ export function withCost<M extends CostableChatModel>(
             // The provider sent no usage: charge the estimate, an upper bound.
             await settle(
               call.reservation,
-              { inputTokens: call.estimate?.inputTokens, outputTokens: call.estimate?.outputTokens },
+              chargedUsage(undefined, call.estimate),
               call.model,
               call.serviceTier,
               callOptions?.signal,

@@ -1,5 +1,5 @@
 import { InfergateError } from '@infergate/core';
-import { httpStatusOf } from './http-errors.js';
+import { type ErrorMappingOptions, httpStatusOf, publicError } from './http-errors.js';
 import type { HttpResponse } from './http-types.js';
 
 /** OpenAI's error body: `{ error: { message, type, param, code } }`. */
@@ -30,25 +30,50 @@ function typeAndCode(error: InfergateError, status: number): { type: string; cod
   }
 }
 
-/** The OpenAI error body and HTTP status for anything thrown. */
-export function openAIError(thrown: unknown): {
+/**
+ * The OpenAI error body and HTTP status for anything thrown. Without a `requestId` the message is the
+ * error's own. With one, the message follows the Express error handler's rules (`publicError`): a
+ * 5xx's own message is logged with the request id (`options.logError`) and the client reads a generic
+ * one naming that id, unless `options.exposeInternalErrors`; upstream addresses are removed from the
+ * messages it does read.
+ */
+export function openAIError(
+  thrown: unknown,
+  requestId?: string,
+  options: ErrorMappingOptions = {},
+): {
   status: number;
   body: OpenAIErrorBody;
   error: InfergateError;
 } {
-  const error = InfergateError.from(thrown);
-  const status = httpStatusOf(error);
+  let error: InfergateError;
+  let status: number;
+  let message: string;
+  if (requestId === undefined) {
+    error = InfergateError.from(thrown);
+    status = httpStatusOf(error, options);
+    message = error.rawMessage;
+  } else {
+    const answer = publicError(thrown, requestId, options);
+    ({ error, status } = answer);
+    message = answer.body.message;
+  }
   const param = typeof error.details?.param === 'string' ? error.details.param : null;
   return {
     status,
-    body: { error: { message: error.rawMessage, ...typeAndCode(error, status), param } },
+    body: { error: { message, ...typeAndCode(error, status), param } },
     error,
   };
 }
 
 /** Answers with OpenAI's error body (and Retry-After on 429/503), or ends a response already begun. */
-export function sendOpenAIError(response: HttpResponse, thrown: unknown, requestId: string): void {
-  const { status, body, error } = openAIError(thrown);
+export function sendOpenAIError(
+  response: HttpResponse,
+  thrown: unknown,
+  requestId: string,
+  options: ErrorMappingOptions = {},
+): void {
+  const { status, body, error } = openAIError(thrown, requestId, options);
   if (response.headersSent) {
     response.end();
     return;

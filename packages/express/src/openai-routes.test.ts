@@ -1,14 +1,14 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createTritonClient, type TritonClient } from '@infergate/core';
+import { createTritonClient, ErrorCode, InfergateError, type TritonClient } from '@infergate/core';
 import { CostTracker, withCost } from '@infergate/cost';
-import { createOpenAIChatModel, createTritonChatModel } from '@infergate/llm';
+import { type ChatModel, createOpenAIChatModel, createTritonChatModel } from '@infergate/llm';
 import { type ChatRouter, createChatRouter, type FallbackEvent } from '@infergate/router';
 import { type FakeLlmServer, startFakeOpenAI, startTestServer, type TestServer } from '@infergate/testing';
 import express from 'express';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { openAIRoutes } from './index.js';
+import { type ErrorLogEntry, type OpenAIRoutesOptions, openAIRoutes } from './index.js';
 
 // The official `openai` client calls an Express app that serves openAIRoutes over a chat router:
 // the fake OpenAI server first, then the reference server's `generate` model (a Triton-hosted LLM).
@@ -232,5 +232,77 @@ describe('openAIRoutes with the official openai client', () => {
     expect(bad).toBeInstanceOf(OpenAI.BadRequestError);
     expect((bad as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('messages');
     expect(upstream.calls).toBe(0);
+  });
+});
+
+describe('openAIRoutes: a 5xx’s own message stays on the server, as with errorHandler()', () => {
+  const upstreamAddress = '10.1.2.3:8001';
+  const broken: ChatModel = {
+    provider: 'broken',
+    defaultModel: 'm',
+    chat: async () => {
+      throw new InfergateError(ErrorCode.Internal, `backend ${upstreamAddress} dropped the call`, {
+        endpoint: upstreamAddress,
+      });
+    },
+    async *chatStream() {
+      yield { type: 'text-delta', text: 'partial' };
+      throw new InfergateError(ErrorCode.Internal, `backend ${upstreamAddress} died mid-stream`, {
+        endpoint: upstreamAddress,
+      });
+    },
+  };
+
+  async function serve(options: OpenAIRoutesOptions): Promise<{ url: string; close: () => Promise<void> }> {
+    const server = express().use(openAIRoutes(broken, options)).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+      close: () => new Promise((resolve) => server.close(() => resolve())),
+    };
+  }
+
+  it('answers a generic message naming the request id and logs the real one', async () => {
+    const logged: ErrorLogEntry[] = [];
+    const app = await serve({ logError: (entry) => logged.push(entry) });
+    try {
+      const openai = new OpenAI({ baseURL: app.url, apiKey: 'none', maxRetries: 0 });
+      const failure = await openai.chat.completions
+        .create({ model: 'm', messages: hello })
+        .catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(OpenAI.InternalServerError);
+      const message = (failure as InstanceType<typeof OpenAI.InternalServerError>).message;
+      expect(message).not.toContain(upstreamAddress);
+      expect(logged).toHaveLength(1);
+      expect(message).toContain(logged[0]?.requestId);
+      expect(logged[0]).toMatchObject({ status: 500, code: 'INTERNAL' });
+      expect(logged[0]?.message).toContain(upstreamAddress);
+
+      const stream = await openai.chat.completions.create({ model: 'm', messages: hello, stream: true });
+      const midStream = await (async () => {
+        for await (const chunk of stream) void chunk;
+      })().catch((error: unknown) => error);
+      expect(midStream).toBeInstanceOf(OpenAI.APIError);
+      expect(String((midStream as Error).message)).not.toContain(upstreamAddress);
+      expect(logged).toHaveLength(2);
+      expect(logged[1]?.message).toContain('mid-stream');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('exposeInternalErrors: true sends the message, with the upstream address removed', async () => {
+    const app = await serve({ exposeInternalErrors: true, logError: () => {} });
+    try {
+      const openai = new OpenAI({ baseURL: app.url, apiKey: 'none', maxRetries: 0 });
+      const failure = await openai.chat.completions
+        .create({ model: 'm', messages: hello })
+        .catch((error: unknown) => error);
+      const message = (failure as InstanceType<typeof OpenAI.InternalServerError>).message;
+      expect(message).toContain('dropped the call');
+      expect(message).not.toContain(upstreamAddress);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { type CallOptions, createContextKey, ErrorCode, InfergateError, parseOptions } from '@infergate/core';
 import type { ChatModel, ChatUsage, FinishReason } from '@infergate/llm';
 import { z } from 'zod';
+import type { ErrorLogEntry } from './http-errors.js';
 import type { Handler, HttpRequest, HttpResponse } from './http-types.js';
 import { openAIError, sendOpenAIError } from './openai-errors.js';
 import {
@@ -47,6 +48,14 @@ export interface OpenAIRoutesOptions {
   prefix?: string;
   /** Largest JSON body read when no body parser ran. @default 1 MiB */
   limitBytes?: number;
+  /**
+   * Send a 5xx's own message to the client. By default it is logged with the request id
+   * (`logError`) and the client reads a generic message naming that id, as from `errorHandler()`.
+   * @default false
+   */
+  exposeInternalErrors?: boolean;
+  /** Where a 5xx's message is logged, with the request id. @default one line on console.error */
+  logError?: (entry: ErrorLogEntry) => void;
 }
 
 const optionsSchema = z.object({
@@ -68,6 +77,13 @@ const optionsSchema = z.object({
     .int()
     .positive()
     .default(1024 * 1024),
+  exposeInternalErrors: z.boolean().default(false),
+  logError: z
+    .custom<(entry: ErrorLogEntry) => void>(
+      (value) => typeof value === 'function',
+      'logError must be a function',
+    )
+    .optional(),
 });
 
 interface Caller {
@@ -99,6 +115,10 @@ export function openAIRoutes(model: ChatModel, options: OpenAIRoutesOptions = {}
   const models = settings.models ?? (model.defaultModel === undefined ? undefined : [model.defaultModel]);
   const created = Math.floor(Date.now() / 1000);
   const modelWire = (id: string) => ({ id, object: 'model' as const, created, owned_by: settings.ownedBy });
+  const errorOptions = {
+    exposeInternalErrors: settings.exposeInternalErrors,
+    ...(settings.logError === undefined ? {} : { logError: settings.logError }),
+  };
 
   function caller(request: HttpRequest): Caller {
     if (settings.apiKeys === undefined) return { tenant: settings.defaultTenant, keyId: undefined };
@@ -123,7 +143,13 @@ export function openAIRoutes(model: ChatModel, options: OpenAIRoutesOptions = {}
     }
   }
 
-  async function completions(request: HttpRequest, response: HttpResponse, signal: AbortSignal, who: Caller) {
+  async function completions(
+    request: HttpRequest,
+    response: HttpResponse,
+    signal: AbortSignal,
+    who: Caller,
+    requestId: string,
+  ) {
     const body = parseChatCompletionBody(await readJsonBody(request, settings.limitBytes));
     checkModel(body.model);
     const chatRequest = chatRequestOf(body);
@@ -172,7 +198,7 @@ export function openAIRoutes(model: ChatModel, options: OpenAIRoutesOptions = {}
         }
       } catch (error) {
         // Headers are gone: OpenAI's clients read an `error` frame as the stream's failure.
-        if (!signal.aborted) sse(response, openAIError(error).body);
+        if (!signal.aborted) sse(response, openAIError(error, requestId, errorOptions).body);
         response.end();
         return;
       }
@@ -206,7 +232,7 @@ export function openAIRoutes(model: ChatModel, options: OpenAIRoutesOptions = {}
       const method = request.method ?? 'GET';
       if (isCompletions) {
         if (method !== 'POST') throw methodNotAllowed(method, path);
-        await completions(request, response, controller.signal, who);
+        await completions(request, response, controller.signal, who, requestId);
         return;
       }
       if (method !== 'GET') throw methodNotAllowed(method, path);
@@ -218,7 +244,7 @@ export function openAIRoutes(model: ChatModel, options: OpenAIRoutesOptions = {}
       const id = decodeURIComponent(path.slice(`${prefix}/models/`.length));
       checkModel(id);
       response.end(JSON.stringify(modelWire(id)));
-    })().catch((error: unknown) => sendOpenAIError(response, error, requestId));
+    })().catch((error: unknown) => sendOpenAIError(response, error, requestId, errorOptions));
   };
   return handler;
 }

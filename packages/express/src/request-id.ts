@@ -4,6 +4,11 @@ import type { HttpRequest } from './http-types.js';
 /** A caller's id is echoed in a header and in logs: printable ASCII, no spaces, bounded. */
 const VALID_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
+/** The caller's id when it is a safe value (printable ASCII, no spaces, 1–128 characters), else a new UUID. */
+export function safeRequestId(given: string | null | undefined): string {
+  return typeof given === 'string' && VALID_REQUEST_ID.test(given) ? given : randomUUID();
+}
+
 /** The header carrying the caller's request id. */
 export const DEFAULT_REQUEST_ID_HEADER = 'x-request-id';
 
@@ -17,8 +22,7 @@ export function requestIdOf(request: HttpRequest, header = DEFAULT_REQUEST_ID_HE
   const remembered = (request as { infergateRequestId?: unknown }).infergateRequestId;
   if (typeof remembered === 'string') return remembered;
   const raw = request.headers[header.toLowerCase()];
-  const given = Array.isArray(raw) ? raw[0] : raw;
-  const id = given !== undefined && VALID_REQUEST_ID.test(given) ? given : randomUUID();
+  const id = safeRequestId(Array.isArray(raw) ? raw[0] : raw);
   Object.defineProperty(request, 'infergateRequestId', { value: id, configurable: true });
   return id;
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type ErrorMappingOptions, errorAnswer } from './http-errors.js';
+import { safeRequestId } from './request-id.js';
 import type { LazyGateway } from './serverless.js';
 
 /** The parts of an AWS Lambda context this package reads (structural: no aws-lambda types needed). */
@@ -85,7 +86,7 @@ export function fetchHandler<G>(
   options: ErrorMappingOptions = {},
 ): (request: Request) => Promise<Response> {
   return async (request) => {
-    const requestId = request.headers.get('x-request-id') ?? randomUUID();
+    const requestId = safeRequestId(request.headers.get('x-request-id'));
     try {
       const { gateway: built, coldStart } = await gateway.acquire();
       const response = await handle(request, {

@@ -173,4 +173,20 @@ describe('fetchHandler', () => {
     expect(body.error.requestId).toBe(response.headers.get('x-request-id'));
     expect(errorResponse(new Error('boom'), 'r').status).toBe(500);
   });
+
+  it('takes the caller’s request id only when it is printable ASCII up to 128 characters, as Express does', async () => {
+    const lazy = createLazyGateway(() => ({}));
+    const handler = fetchHandler(lazy, async () => {
+      throw new InfergateError('NOT_FOUND', 'no such thing');
+    });
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+    for (const given of ['x'.repeat(129), 'two words', 'caf\u00e9']) {
+      const response = await handler(new Request('http://fn.local/', { headers: { 'x-request-id': given } }));
+      const body = (await response.json()) as { error: { requestId: string } };
+      expect(body.error.requestId).toMatch(uuid);
+      expect(response.headers.get('x-request-id')).toBe(body.error.requestId);
+    }
+    const kept = await handler(new Request('http://fn.local/', { headers: { 'x-request-id': 'r-7' } }));
+    expect(kept.headers.get('x-request-id')).toBe('r-7');
+  });
 });

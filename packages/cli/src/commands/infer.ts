@@ -10,9 +10,10 @@ export const usage = inferUsage(`Usage: infergate infer MODEL --input NAME:DTYPE
 Sends one inference request and prints each output: its name, datatype,
 shape and values (the first 32 in text mode, all of them with --json).
 
-Example:
-  infergate infer add_sub --input INPUT0:FP32:4:1,2,3,4 \\
-    --input INPUT1:FP32:4:@ones.json`);
+Example (add_sub of 'infergate serve-test' takes [-1,16] FP32 tensors;
+ones.json holds [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]):
+  infergate infer add_sub --input INPUT0:FP32:1x16:@ones.json \\
+    --input INPUT1:FP32:1x16:@ones.json --output-dir out`);
 
 export async function run(argv: string[], io: CliIo): Promise<number> {
   return runCommand(io, usage, argv, async () => {

@@ -23,6 +23,9 @@ Options:
                           Default: 127.0.0.1.
   --port PORT             The Triton server's port (0 picks a free one).
                           Default: 8001.
+  --http-port PORT        Also serve KServe v2 HTTP/REST on this port
+                          (0 picks a free one), as Triton does on 8000.
+                          Default: gRPC only.
   --transport NAME        What serves the Triton server's gRPC: lean (its
                           own server on a plain socket with core's HTTP/2
                           frames), http2 (the same on node:http2) or
@@ -40,6 +43,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     const { values, positionals: rest } = parseCommandLine(argv, {
       host: { type: 'string' },
       port: { type: 'string' },
+      'http-port': { type: 'string' },
       transport: { type: 'string' },
       'no-llm': { type: 'boolean' },
       json: { type: 'boolean' },
@@ -48,6 +52,10 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     positionals(rest, []);
     const port = integerOption(values.port, 'port', 8001, 0);
     if (port > 65535) throw usageError(`--port must be at most 65535, got ${port}`);
+    const httpPort =
+      values['http-port'] === undefined ? undefined : integerOption(values['http-port'], 'http-port', 0, 0);
+    if (httpPort !== undefined && httpPort > 65535)
+      throw usageError(`--http-port must be at most 65535, got ${httpPort}`);
     const transport = values.transport ?? 'lean';
     if (transport !== 'http2' && transport !== 'lean' && transport !== 'grpc-js')
       throw usageError(`--transport must be lean, http2 or grpc-js, got '${transport}'`);
@@ -60,6 +68,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       host: values.host ?? '127.0.0.1',
       port,
       transport,
+      ...(httpPort === undefined ? {} : { http: { port: httpPort } }),
     });
     const fakes =
       values['no-llm'] === true
@@ -69,12 +78,14 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     try {
       const addresses = {
         triton: triton.url,
+        ...(httpPort === undefined ? {} : { tritonHttp: triton.httpUrl }),
         ...(openai ? { openai: openai.url } : {}),
         ...(anthropic ? { anthropic: anthropic.url } : {}),
       };
       if (values.json) io.stdout(`${toJson(addresses, 0)}\n`);
       else {
         io.stdout(`triton     grpc://${addresses.triton}\n`);
+        if (httpPort !== undefined) io.stdout(`triton     ${triton.httpUrl}\n`);
         if (openai) io.stdout(`openai     ${openai.url}\n`);
         if (anthropic) io.stdout(`anthropic  ${anthropic.url}\n`);
         io.stdout('serving; Ctrl-C stops\n');
