@@ -19,7 +19,7 @@ import {
   createOpenAIChatModel,
   createTritonChatModel,
 } from '@infergate/llm';
-import { type ChatRouter, createChatRouter, createRouter, type InferRouter } from '@infergate/router';
+import { type ChatRouter, createChatRouter, createInferRouter, type InferRouter } from '@infergate/router';
 import {
   type FakeLlmServer,
   startFakeAnthropic,
@@ -107,11 +107,12 @@ async function primeMeters(endpoints: readonly Endpoint[], inputs: ModelInputs):
 }
 
 function tritonRouter(endpoints: readonly Endpoint[], costs: CostTracker, model: string): InferRouter {
-  return createRouter({
+  return createInferRouter({
     name: 'triton',
     targets: endpoints.map((target) => ({
       name: target.name,
-      transport: costInterceptor(costs, {
+      transport: costInterceptor({
+        tracker: costs,
         endpoint: target.name,
         meters: new Map([[model, target.meter]]),
       })(target.batcher),
@@ -214,8 +215,8 @@ async function hostedModels(fakes: { openai: FakeLlmServer; anthropic: FakeLlmSe
   const hello = { model: '', messages: [{ role: 'user' as const, content: 'hello' }], maxTokens: 4 };
   await Promise.all([openai.chat(hello, { timeoutMs: 3_000 }), anthropic.chat(hello, { timeoutMs: 3_000 })]);
   return [
-    { name: 'openai', model: withCost(openai, costs), modelName: OPENAI_MODEL },
-    { name: 'anthropic', model: withCost(anthropic, costs), modelName: ANTHROPIC_MODEL },
+    { name: 'openai', model: withCost(openai, { tracker: costs }), modelName: OPENAI_MODEL },
+    { name: 'anthropic', model: withCost(anthropic, { tracker: costs }), modelName: ANTHROPIC_MODEL },
   ];
 }
 
@@ -251,7 +252,7 @@ async function embedded(args: DemoArgs): Promise<DemoEnvironment> {
     timeoutMs: 3_000,
   });
   const chatTargets = [
-    { name: 'triton-llm', model: withCost(tritonLlm, costs), modelName: 'generate' },
+    { name: 'triton-llm', model: withCost(tritonLlm, { tracker: costs }), modelName: 'generate' },
     ...(await hostedModels(fakes, costs)),
   ];
   const chat = chatRouter(chatTargets);

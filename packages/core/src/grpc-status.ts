@@ -99,7 +99,7 @@ export function fromGrpcStatus(error: GrpcStatusLike, context: InfergateErrorOpt
   } else if (code === ErrorCode.Unavailable && HTTP1_PEER_PATTERN.test(details)) {
     // A configuration mistake, not an outage: retrying or tripping a breaker cannot help.
     code = ErrorCode.FailedPrecondition;
-    details = `${context.endpoint ?? 'the server'} did not answer in HTTP/2 (grpc-js: ${details.trim()})`;
+    details = `${context.endpoint ?? 'the server'} did not answer in HTTP/2 (${details.trim()})`;
     hint = `: ${HTTP_PORT_HINT}`;
   } else if (code === ErrorCode.ResourceExhausted && TOO_LARGE_PATTERN.test(details)) {
     code = ErrorCode.InvalidArgument;
