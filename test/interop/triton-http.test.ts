@@ -262,6 +262,16 @@ describe('management over HTTP returns what gRPC returns', () => {
   it('statistics count an inference made over HTTP', async () => {
     const before = (await http.modelStatistics('identity_int32'))[0];
     await http.infer('identity_int32', [{ name: 'INPUT0', datatype: 'INT32', data: [1, 2] }]);
+    // Triton records statistics when it releases a request, which can come after the client has its
+    // response: poll (bounded) until the inference is counted.
+    const counted = async () => {
+      const [now] = await http.modelStatistics('identity_int32');
+      return [
+        (now?.inferenceCount ?? 0) - (before?.inferenceCount ?? 0),
+        (now?.inference.success.count ?? 0) - (before?.inference.success.count ?? 0),
+      ];
+    };
+    await expect.poll(counted).toEqual([1, 1]);
     const after = (await http.modelStatistics('identity_int32'))[0];
     expect(after?.inferenceCount).toBe((before?.inferenceCount ?? 0) + 1);
     expect(after?.inference.success.count).toBe((before?.inference.success.count ?? 0) + 1);

@@ -34,6 +34,8 @@ function summary(outcomes: readonly CallOutcome[], deadlineMs: number, extra: Re
     late: outcomes.filter((outcome) => outcome.settledAt - outcome.sentAt > deadlineMs + 500).length,
     untyped: outcomes.filter((outcome) => outcome.result.startsWith('untyped')).length,
     notOwnRow: outcomes.filter((outcome) => outcome.result === 'ok' && !outcome.ownRow).length,
+    // The longest a call took (ms), so a run shows how far it stayed from deadline + 500 ms.
+    slowestMs: Math.round(Math.max(0, ...outcomes.map((outcome) => outcome.settledAt - outcome.sentAt))),
     ...extra,
   };
 }
