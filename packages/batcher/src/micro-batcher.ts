@@ -399,7 +399,7 @@ export class MicroBatcher implements InferTransport {
     this.#telemetry.queueWaits(lane.model, calls, at);
     lane.inFlight += 1;
     lane.planner.sent(rows);
-    this.#telemetry.batchSent(lane.model, calls.length, rows);
+    const counted = this.#telemetry.batchSent(lane.model, calls.length, rows);
     let released = false;
     const release = () => {
       if (released) return;
@@ -407,7 +407,7 @@ export class MicroBatcher implements InferTransport {
       lane.inFlight -= 1;
       const done = now();
       lane.planner.answered(done, rows, done - at);
-      this.#telemetry.batchDone(lane.model);
+      this.#telemetry.batchDone(lane.model, counted);
       this.#sampleServer(lane, done);
       this.#pump(lane, done);
     };
