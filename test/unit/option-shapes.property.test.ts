@@ -53,7 +53,6 @@ const NUMBER_EDGES: unknown[] = [
   Number.NEGATIVE_INFINITY,
   Number.MAX_VALUE,
   Number.MIN_VALUE,
-  // biome-ignore lint/style/useConsistentBuiltinInstantiation: a boxed number is the point
   new Number(5),
   5n,
   '5',
