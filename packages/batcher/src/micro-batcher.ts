@@ -1,5 +1,6 @@
 import {
   abortError,
+  assertSafeHeaders,
   type CallOptions,
   checkTimeoutMs,
   InfergateError,
@@ -87,6 +88,10 @@ export class MicroBatcher implements InferTransport {
       const priority = requestPriority(request, options, this.options.priorityLevels);
       const call = batchShape(request);
       if (call === undefined) return this.#passThrough(request, options);
+      // A batch goes with its first member's headers, and members join by their headers' string
+      // keys and values: headers the transport would refuse (a symbol key, a Map, an array) are
+      // refused here, as it would refuse them, rather than ride unseen behind another call's.
+      if (options.headers !== undefined) assertSafeHeaders(options.headers, 'call headers');
       const version = request.modelVersion ?? '';
       const limit = this.#limits.peek(request.model, version);
       if (limit !== null) return this.#route(request, options, call, priority, limit);
