@@ -97,6 +97,30 @@ afterEach(async () => {
 });
 
 describe('an SDK registered after the batcher and the router were made', () => {
+  it('a batch of a traced caller and an untraced one is a root linked to the traced one', async () => {
+    const { tracing } = register();
+    const transport = new EchoTransport();
+    const batcher = createMicroBatcher(transport, {
+      flush: 'fixed',
+      maxBatchSize: 2,
+      maxQueueDelayMs: 60_000,
+    });
+    try {
+      const untraced = batcher.infer(requestOf('m', fp32('INPUT0', 1, 1, 1)));
+      let caller = '';
+      const traced = trace.getTracer('app').startActiveSpan('app', (span) => {
+        caller = span.spanContext().spanId;
+        return batcher.infer(requestOf('m', fp32('INPUT0', 1, 1, 2))).finally(() => span.end());
+      });
+      await Promise.all([untraced, traced]);
+      const batch = byName(tracing.exporter.getFinishedSpans(), 'batch m');
+      expect(batch.parentSpanContext).toBeUndefined();
+      expect(batch.links.map((link) => link.context.spanId)).toEqual([caller]);
+    } finally {
+      await batcher.close();
+    }
+  });
+
   it('batcher → router → gRPC: spans nest under the caller and metrics arrive, after a call made before', async () => {
     const router = createInferRouter({ name: 'triton', targets: [{ name: 'a', transport: client.grpc }] });
     const batcher = createMicroBatcher(router, { models: { identity: { maxBatchSize: 8 } } });
@@ -193,6 +217,34 @@ describe('an SDK registered after the batcher and the router were made', () => {
     } finally {
       transport.release();
       await router.close();
+      await batcher.close();
+    }
+  });
+
+  it('a call queued before the SDK registers and one after share a batch: the batch is a root linked to the traced one', async () => {
+    const transport = new EchoTransport();
+    const batcher = createMicroBatcher(transport, {
+      flush: 'fixed',
+      maxBatchSize: 2,
+      maxQueueDelayMs: 60_000,
+    });
+    try {
+      const queued = batcher.infer(requestOf('m', fp32('INPUT0', 1, 1, 1)));
+      const { tracing } = register();
+      let caller = '';
+      const traced = trace.getTracer('app').startActiveSpan('app', (span) => {
+        caller = span.spanContext().spanId;
+        return batcher.infer(requestOf('m', fp32('INPUT0', 1, 1, 2))).finally(() => span.end());
+      });
+      await Promise.all([queued, traced]);
+      expect(transport.calls.map((call) => call.rows)).toEqual([2]);
+      const batch = byName(tracing.exporter.getFinishedSpans(), 'batch m');
+      // A batch of several is a root of its own (docs/concepts/tracing.md): the untraced member's
+      // work is not filed under the traced caller's trace.
+      expect(batch.parentSpanContext).toBeUndefined();
+      expect(batch.links.map((link) => link.context.spanId)).toEqual([caller]);
+      expect(batch.attributes['infergate.batch.items']).toBe(2);
+    } finally {
       await batcher.close();
     }
   });

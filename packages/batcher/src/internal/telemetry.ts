@@ -124,7 +124,9 @@ export class BatcherTelemetry {
     const tracer = this.#enabled && otelRegistered() ? sdkTracer(SCOPE, VERSION) : undefined;
     if (tracer === undefined) return OFF;
     const { ROOT_CONTEXT, SpanKind, trace } = loadOtel();
-    const only = links.length === 1 ? links[0] : undefined;
+    // By members, not links: a member with no active span (or queued before an SDK registered)
+    // brings no link, and the batch is still not the one traced member's to file.
+    const only = items === 1 && links.length === 1 ? links[0] : undefined;
     return tracer.startSpan(
       `batch ${model}`,
       {
