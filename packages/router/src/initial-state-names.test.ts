@@ -1,3 +1,4 @@
+import type { InferTransport } from '@infergate/core';
 import { describe, expect, it } from 'vitest';
 import { createInferRouter } from './infer-router.js';
 
@@ -5,7 +6,15 @@ import { createInferRouter } from './infer-router.js';
 // (`constructor`, `toString`, `__proto__`, …) must find only what the record itself holds: an empty
 // or partial save (a cold start's first run) restores nothing for them, and a saved state restores.
 
-const transport = { infer: async () => ({ model: 'm', id: '', outputs: [] }), stream: async function* () {} };
+/** Never called: the routers are only made and read. */
+const transport: InferTransport = {
+  infer: async () => {
+    throw new Error('unused');
+  },
+  stream: () => {
+    throw new Error('unused');
+  },
+};
 const NAMES = ['constructor', 'toString', 'hasOwnProperty', 'valueOf', '__proto__'];
 
 describe('initialState by target name', () => {
@@ -26,7 +35,7 @@ describe('initialState by target name', () => {
     );
     const router = createInferRouter({ targets: [{ name: 'constructor', transport }], initialState: saved });
     try {
-      expect(router.breakerStates().constructor?.kind).toBe('open');
+      expect(router.breakerStates()['constructor' as string]?.kind).toBe('open');
     } finally {
       await router.close();
     }
