@@ -249,6 +249,32 @@ describe('an SDK registered after the batcher and the router were made', () => {
     }
   });
 
+  it('a TracerProvider registered after a MeterProvider: spans from then on, metrics throughout', async () => {
+    const router = createInferRouter({ name: 'late', targets: [{ name: 'a', transport: client.grpc }] });
+    const batcher = createMicroBatcher(router, { models: { identity: { maxBatchSize: 8 } } });
+    try {
+      meters = installInMemoryMetrics();
+      await batcher.infer(identity(1));
+      expect(await sumOf('infergate.router.attempts')).toBe(1);
+      tracing = installInMemoryTracing();
+      await trace
+        .getTracer('app')
+        .startActiveSpan('app', (span) => batcher.infer(identity(2)).finally(() => span.end()));
+      const spans = tracing.exporter.getFinishedSpans();
+      expectChild(byName(spans, 'batch identity'), byName(spans, 'app'));
+      expectChild(byName(spans, 'infergate.router.attempt'), byName(spans, 'batch identity'));
+      expectChild(
+        byName(spans, 'inference.GRPCInferenceService/ModelInfer'),
+        byName(spans, 'infergate.router.attempt'),
+      );
+      expect(await sumOf('infergate.router.attempts')).toBe(2);
+      expect(await sumOf('infergate.batcher.batch.size')).toBe(2);
+    } finally {
+      await batcher.close();
+      await router.close();
+    }
+  });
+
   it('a MeterProvider replaced while a batch is in flight: each provider ends at 0 batches in flight', async () => {
     const transport = new EchoTransport({ hold: true });
     const batcher = createMicroBatcher(transport, { maxInFlightBatches: 1 });
