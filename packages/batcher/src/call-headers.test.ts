@@ -54,6 +54,20 @@ describe('call headers through a batcher', () => {
     });
   }
 
+  it('leaves names and values to the transport (they are in the batch key)', async () => {
+    // An echo transport that takes any header, as a transport of the caller's own might.
+    const transport = new EchoTransport();
+    batcher = createMicroBatcher(transport, { flush: 'fixed', maxBatchSize: 2, maxQueueDelayMs: 50 });
+    const latin = batcher.infer(input(1), { headers: { 'x-name': 'é' } });
+    const clean = batcher.infer(input(2), { headers: { 'x-name': 'e' } });
+    await expect(latin).resolves.toBeDefined();
+    await expect(clean).resolves.toBeDefined();
+    // Different values, different batches: each went with its own headers.
+    const sent = transport.calls.map((call) => call.options.headers);
+    expect(sent).toHaveLength(2);
+    expect(sent).toEqual(expect.arrayContaining([{ 'x-name': 'é' }, { 'x-name': 'e' }]));
+  });
+
   it('refuses the same headers alone as the transport does', async () => {
     const transport = new CheckingTransport();
     batcher = createMicroBatcher(transport, { flush: 'fixed', maxBatchSize: 1 });
