@@ -1,5 +1,6 @@
 import {
   abortError,
+  assertSafeHeaders,
   type CallOptions,
   checkTimeoutMs,
   InfergateError,
@@ -7,6 +8,7 @@ import {
   type InferResponse,
   type InferTransport,
 } from '@infergate/core';
+import { isPlainObject } from '@infergate/core/internal/option-checks';
 import { sendBatch } from './internal/batch-dispatch.js';
 import { type BatchShape, batchShape } from './internal/batch-key.js';
 import { batcherErrors } from './internal/batcher-errors.js';
@@ -40,6 +42,23 @@ const NO_OPTIONS: CallOptions = Object.freeze({});
  * share a batch are concatenated along the batch dimension, sent as one request to the inner
  * transport, and the response rows are split back to each caller. `stream` passes through.
  */
+/**
+ * A batch goes with its first member's headers, and members join by their headers' own string keys
+ * and values: headers whose make that key cannot see (a symbol key, a Map, an array: what
+ * `assertSafeHeaders` refuses besides names and values) are refused here, with its error, rather
+ * than ride unseen behind another call's. Names and values are the transport's to judge: they are
+ * in the key, so a call whose headers differ there is never sent with another's.
+ */
+function checkHeadersShape(headers: Readonly<Record<string, string>>): void {
+  if (!isPlainObject(headers) || hasEnumerableSymbol(headers)) assertSafeHeaders(headers, 'call headers');
+}
+
+function hasEnumerableSymbol(value: object): boolean {
+  for (const key of Object.getOwnPropertySymbols(value))
+    if (Object.prototype.propertyIsEnumerable.call(value, key)) return true;
+  return false;
+}
+
 export class MicroBatcher implements InferTransport {
   readonly options: ResolvedMicroBatcherOptions;
   readonly #transport: InferTransport;
@@ -87,6 +106,7 @@ export class MicroBatcher implements InferTransport {
       const priority = requestPriority(request, options, this.options.priorityLevels);
       const call = batchShape(request);
       if (call === undefined) return this.#passThrough(request, options);
+      if (options.headers !== undefined) checkHeadersShape(options.headers);
       const version = request.modelVersion ?? '';
       const limit = this.#limits.peek(request.model, version);
       if (limit !== null) return this.#route(request, options, call, priority, limit);
@@ -399,7 +419,7 @@ export class MicroBatcher implements InferTransport {
     this.#telemetry.queueWaits(lane.model, calls, at);
     lane.inFlight += 1;
     lane.planner.sent(rows);
-    this.#telemetry.batchSent(lane.model, calls.length, rows);
+    const counted = this.#telemetry.batchSent(lane.model, calls.length, rows);
     let released = false;
     const release = () => {
       if (released) return;
@@ -407,7 +427,7 @@ export class MicroBatcher implements InferTransport {
       lane.inFlight -= 1;
       const done = now();
       lane.planner.answered(done, rows, done - at);
-      this.#telemetry.batchDone(lane.model);
+      this.#telemetry.batchDone(lane.model, counted);
       this.#sampleServer(lane, done);
       this.#pump(lane, done);
     };

@@ -10,7 +10,11 @@ export function createBreaker(
   own: Record<string, unknown> | undefined,
   probe?: ProbeFunction,
 ): Breaker {
-  const initialState = options.initialState?.[name] as BreakerSnapshot | undefined;
+  // The record's own entry only: a target named `constructor` or `toString` found Object.prototype's
+  // member (and failed as a bad saved state) when the saved states did not name it.
+  const saved = options.initialState;
+  const initialState =
+    saved !== undefined && Object.hasOwn(saved, name) ? (saved[name] as BreakerSnapshot) : undefined;
   // Both parts were validated with the router's options; the schema stays the judge of the merge.
   // The target's own fields override the router-wide ones field by field (one given as undefined
   // keeps the router-wide value).

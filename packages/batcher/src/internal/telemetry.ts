@@ -44,6 +44,9 @@ const registeredInstruments = lazyInstruments(SCOPE, VERSION, (meter) => {
   };
 });
 
+/** What a batch sent was counted in flight on (see `BatcherTelemetry.batchSent`). */
+export type InFlightCount = Pick<NonNullable<ReturnType<typeof registeredInstruments>>, 'inFlight'>;
+
 /**
  * The batcher's instruments, or `undefined` while no MeterProvider is registered. While nothing at
  * all is registered with the OpenTelemetry API this answers without loading it.
@@ -121,7 +124,9 @@ export class BatcherTelemetry {
     const tracer = this.#enabled && otelRegistered() ? sdkTracer(SCOPE, VERSION) : undefined;
     if (tracer === undefined) return OFF;
     const { ROOT_CONTEXT, SpanKind, trace } = loadOtel();
-    const only = links.length === 1 ? links[0] : undefined;
+    // By members, not links: a member with no active span (or queued before an SDK registered)
+    // brings no link, and the batch is still not the one traced member's to file.
+    const only = items === 1 && links.length === 1 ? links[0] : undefined;
     return tracer.startSpan(
       `batch ${model}`,
       {
@@ -138,21 +143,28 @@ export class BatcherTelemetry {
     );
   }
 
-  batchSent(model: string, items: number, rows: number): void {
+  /**
+   * Counts a batch sent. Returns the instruments it was counted in flight on (undefined when none),
+   * for `batchDone` to count it down on the same ones: a batch sent before the application
+   * registered (or replaced) its MeterProvider must not take one off the new provider's count.
+   */
+  batchSent(model: string, items: number, rows: number): InFlightCount | undefined {
     const counters = this.#counters;
     counters.batches += 1;
     counters.items += items;
     counters.rows += rows;
     counters.inFlight += 1;
     const recording = this.#enabled ? instruments() : undefined;
-    if (recording === undefined) return;
+    if (recording === undefined) return undefined;
     recording.inFlight.add(1, { 'infergate.model': model });
     recording.batchRows.record(rows, { 'infergate.model': model });
+    return recording;
   }
 
-  batchDone(model: string): void {
+  /** Counts a batch answered, on the instruments `batchSent` counted it on. */
+  batchDone(model: string, counted: InFlightCount | undefined): void {
     this.#counters.inFlight -= 1;
-    if (this.#enabled) instruments()?.inFlight.add(-1, { 'infergate.model': model });
+    counted?.inFlight.add(-1, { 'infergate.model': model });
   }
 
   rpcSent(): void {
