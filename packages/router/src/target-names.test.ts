@@ -2,7 +2,9 @@ import { ErrorCode, type InferTransport } from '@infergate/core';
 import type { ChatModel } from '@infergate/llm';
 import { describe, expect, it } from 'vitest';
 import { createChatRouter } from './chat-router.js';
+import { routerConfigSchema } from './config.js';
 import { createInferRouter } from './infer-router.js';
+import { acceptRouterOptions } from './internal/accept-router-options.js';
 
 // Records keyed by target name (breakerStates(), toJSON(), an error's per-target details) hold an
 // own entry for every target, whatever its name: a plain assignment under `__proto__` replaced the
@@ -59,6 +61,39 @@ describe('records keyed by target name', () => {
       expect(() => createInferRouter({ targets, initialState: JSON.parse(saved) })).toThrow(
         expect.objectContaining({ code: ErrorCode.InvalidArgument }),
       );
+  });
+
+  it('options name such targets consistently, with zod and without: a route to them, unknown and duplicate names', async () => {
+    const source = createInferRouter({
+      targets: targets.filter(({ name }) => name !== 'constructor' && name !== 'hasOwnProperty'),
+    });
+    const saved = JSON.parse(JSON.stringify(source));
+    await source.close();
+    const valid = {
+      targets,
+      route: { fallback: ['__proto__', 'constructor', 'toString'] },
+      initialState: saved,
+    };
+    const accepted = acceptRouterOptions(valid);
+    const parsed = routerConfigSchema().parse(valid);
+    expect(accepted).toBeDefined();
+    expect(Object.keys(accepted?.initialState ?? {})).toEqual(['__proto__', 'toString']);
+    expect(Object.keys(parsed.initialState ?? {})).toEqual(['__proto__', 'toString']);
+    const router = createInferRouter(valid);
+    expect(own(router.breakerStates(), '__proto__')?.kind).toBe('closed');
+    await router.close();
+    const invalid = [
+      { targets: [{ name: 'a', transport }], route: 'toString' },
+      { targets: [{ name: 'a', transport }], route: '__proto__' },
+      { targets: [...targets, { name: '__proto__', transport }] },
+    ];
+    for (const options of invalid) {
+      expect(acceptRouterOptions(options)).toBeUndefined();
+      expect(routerConfigSchema().safeParse(options).success).toBe(false);
+      expect(() => createInferRouter(options)).toThrow(
+        expect.objectContaining({ code: ErrorCode.InvalidArgument }),
+      );
+    }
   });
 
   it('a chat router keys its records the same way', async () => {
