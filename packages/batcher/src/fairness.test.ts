@@ -57,4 +57,38 @@ describe('tenant fairness', () => {
     await Promise.all(answers);
     await batcher.close();
   });
+
+  // Not a bug, pinned: a tenant's weight is read as `tenants[tenant]?.weight ?? 1`, and no member of
+  // Object.prototype (nor of what those members are) has a `weight`, so an unlisted tenant named
+  // `constructor`, `toString` or `__proto__` weighs 1, and a listed one its own weight.
+  it('weighs a tenant named like a member of every object by its own entry only', async () => {
+    const share = async (tenants: Record<string, { weight: number }>, first: string, second: string) => {
+      const transport = new EchoTransport({ hold: true });
+      const batcher = createMicroBatcher(transport, { maxInFlightBatches: 1, tenants });
+      const tenantOf = new Map<number, string>();
+      const answers: Promise<unknown>[] = [batcher.infer(requestOf('m', fp32('INPUT0', 1, 1, -1)))];
+      for (let seed = 0; seed < 100; seed++) {
+        for (const tenant of [first, second]) {
+          const value = tenant === first ? seed : 1000 + seed;
+          tenantOf.set(value * 1000, tenant);
+          answers.push(batcher.infer(requestOf('m', fp32('INPUT0', 1, 1, value)), { tenant }));
+        }
+      }
+      transport.release();
+      await new Promise((resolve) => setImmediate(resolve));
+      const batch = transport.calls[1] as RecordedRpc;
+      const values = new Float32Array((batch.request.inputs[0] as EncodedTensor).raw.slice().buffer);
+      const firstRows = Array.from(values).filter((value) => tenantOf.get(value) === first).length;
+      while (transport.held > 0 || batcher.stats().queued > 0) {
+        transport.release();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await Promise.all(answers);
+      await batcher.close();
+      return [firstRows, values.length];
+    };
+    expect(await share({ constructor: { weight: 3 } }, 'constructor', 'toString')).toEqual([48, 64]);
+    expect(await share({}, 'constructor', '__proto__')).toEqual([32, 64]);
+    expect(await share({ hasOwnProperty: { weight: 3 } }, 'valueOf', 'hasOwnProperty')).toEqual([16, 64]);
+  });
 });

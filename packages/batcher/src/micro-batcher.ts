@@ -131,17 +131,23 @@ export class MicroBatcher implements InferTransport {
 
   /** Counters for tests, demos and logs. */
   stats(): MicroBatcherStats {
-    const lanes: Record<string, LaneStats> = {};
+    // Object.fromEntries defines an own entry per lane: a plain assignment under a model named
+    // `__proto__` replaced the record's prototype instead (and Object.keys and JSON lost the lane).
+    const entries: [string, LaneStats][] = [];
     for (const lane of this.#allLanes()) {
       const { planner } = lane;
-      lanes[lane.version === '' ? lane.model : `${lane.model}:${lane.version}`] = {
-        mode: planner.mode,
-        server: planner.verdict,
-        serviceMs: planner.serviceMs,
-        serviceHighMs: planner.serviceHighMs,
-        returnShare: planner.returnShare,
-      };
+      entries.push([
+        lane.version === '' ? lane.model : `${lane.model}:${lane.version}`,
+        {
+          mode: planner.mode,
+          server: planner.verdict,
+          serviceMs: planner.serviceMs,
+          serviceHighMs: planner.serviceHighMs,
+          returnShare: planner.returnShare,
+        },
+      ]);
     }
+    const lanes: Record<string, LaneStats> = Object.fromEntries(entries);
     return { ...this.#telemetry.snapshot({ items: this.#queuedItems, bytes: this.#queuedBytes }), lanes };
   }
 

@@ -133,7 +133,11 @@ function buildMicroBatcherOptionsSchema(z: typeof Zod.z) {
        * INVALID_ARGUMENT. @default unlimited
        */
       priorityLevels: z.number().int().nonnegative().optional(),
-      /** `max_batch_size` per model, given explicitly: no lookup for these models. @default {} */
+      /**
+       * `max_batch_size` per model, given explicitly: no lookup for these models. Its own entries
+       * only (a model named `constructor` or `toString` finds none in Object.prototype); a
+       * `__proto__` key is dropped, as z.record drops it. @default {}
+       */
       models: z
         .record(z.string(), z.object({ maxBatchSize: z.number().int().nonnegative() }).strict())
         .default({}),

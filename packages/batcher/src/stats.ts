@@ -37,6 +37,10 @@ export interface MicroBatcherStats {
   rejections: Readonly<Record<string, number>>;
   /** Rows per batch, on average. */
   meanBatchSize: number;
-  /** Per model (`model`, or `model:version` for a pinned version): the adaptive policy's state. */
+  /**
+   * Per model (`model`, or `model:version` for a pinned version): the adaptive policy's state. A
+   * plain object with an own entry per lane, whatever the model's name (`__proto__` included): read
+   * a name with `Object.hasOwn`, as a plain object also answers `constructor`, `toString`, ….
+   */
   lanes: Readonly<Record<string, LaneStats>>;
 }

@@ -80,6 +80,31 @@ describe('deadline-aware admission', () => {
     expect(a.calls + b.calls).toBe(calls);
   });
 
+  it("names every target in the refusal's expectedMs, also one named __proto__ or constructor", async () => {
+    const proto = target('__proto__', 100);
+    const ctor = target('constructor', 120);
+    const routed = router({
+      targets: [
+        { name: '__proto__', transport: proto },
+        { name: 'constructor', transport: ctor },
+      ],
+      balance: { strategy: 'least-in-flight' },
+      admission: { minSamples: 2 },
+    });
+    await timed(Promise.all([1, 2, 3, 4].map(() => routed.infer(request))), 240);
+    const error = await routed.infer(request, { timeoutMs: 50 }).catch((thrown: unknown) => thrown);
+    expect(error).toMatchObject({
+      code: ErrorCode.DeadlineExceeded,
+      details: { reason: 'cannot meet deadline' },
+    });
+    const { expectedMs } = (error as InfergateError).details as { expectedMs: Record<string, number> };
+    expect(Object.getPrototypeOf(expectedMs)).toBe(Object.prototype);
+    expect(Object.entries(expectedMs).sort(([a], [b]) => (a < b ? -1 : 1))).toEqual([
+      ['__proto__', 100],
+      ['constructor', 120],
+    ]);
+  });
+
   it('holds a call to its SLO, from the option or the call context, and rejects a bad one', async () => {
     const only = target('only', 80);
     const routed = router({ targets: [{ name: 'only', transport: only }], admission: { minSamples: 1 } });

@@ -170,8 +170,10 @@ export class Admission {
         { details: { reason: 'overloaded', priority: call.priority ?? 0, targets } },
       );
     }
-    const expectedMs: Record<string, number> = {};
-    for (const target of targets) expectedMs[target] = Math.round(this.#book.get(target, model).ewmaMs);
+    // An own entry per target, also one named `__proto__` (which a plain assignment would drop).
+    const expectedMs: Record<string, number> = Object.fromEntries(
+      targets.map((target) => [target, Math.round(this.#book.get(target, model).ewmaMs)]),
+    );
     return new InfergateError(
       ErrorCode.DeadlineExceeded,
       `cannot meet deadline: ${Math.round(budgetMs ?? 0)} ms left, the targets answer in ${Object.values(expectedMs).join(', ')} ms`,

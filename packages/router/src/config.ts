@@ -14,6 +14,7 @@ import type { BreakerSnapshot } from './breaker-state.js';
 import type { PriceSource } from './chat-price.js';
 import { hedgeSchema } from './hedger.js';
 import { loadZod } from './internal/load-zod.js';
+import { savedStatesOf } from './internal/saved-states.js';
 import { RateLimitWatch } from './rate-limit-watch.js';
 import type { RouteCallOptions } from './route-call-options.js';
 
@@ -214,12 +215,16 @@ function buildRouterSchemas(z: typeof Zod.z) {
     capacityWaitMs: z.number().nonnegative().default(2_000),
     /** Longest cool-down a Retry-After can ask for, in ms. @default 60000 */
     maxCooldownMs: z.number().nonnegative().default(60_000),
-    /** Saved `breakerStates()` to start from (serverless cold starts). @default none */
+    /**
+     * Saved `toJSON()` to start from (serverless cold starts): a saved state by target name. An own
+     * `__proto__` entry (a target of that name) is read like any other. @default none
+     */
     initialState: z
-      .record(
-        z.string(),
-        z.custom<BreakerSnapshot>((value) => typeof value === 'object'),
+      .custom<Record<string, BreakerSnapshot>>(
+        (value) => savedStatesOf(value) !== undefined,
+        "initialState must be a plain object of saved breaker states by target name (a router's toJSON())",
       )
+      .transform((value) => savedStatesOf(value) as Record<string, BreakerSnapshot>)
       .optional(),
     balance: z
       .object({

@@ -246,16 +246,16 @@ export class RouteEngine<T extends RouteTarget> {
     return found.breaker;
   }
 
+  // Built with Object.fromEntries, which defines an own entry per target: a plain assignment under
+  // a target named `__proto__` replaced the record's prototype instead (and JSON.stringify left the
+  // target out).
+  /** Every target's breaker state: a plain object with an own entry per target name. */
   breakerStates(): Record<string, BreakerState> {
-    const states: Record<string, BreakerState> = {};
-    for (const [name, target] of this.targets) states[name] = target.breaker.state;
-    return states;
+    return Object.fromEntries(Array.from(this.targets, ([name, target]) => [name, target.breaker.state]));
   }
 
-  /** Every breaker's saved state, for `initialState` on a later start. */
+  /** Every breaker's saved state, for `initialState` on a later start (an own entry per target name). */
   snapshot(): Record<string, BreakerSnapshot> {
-    const saved: Record<string, BreakerSnapshot> = {};
-    for (const [name, target] of this.targets) saved[name] = target.breaker.toJSON();
-    return saved;
+    return Object.fromEntries(Array.from(this.targets, ([name, target]) => [name, target.breaker.toJSON()]));
   }
 }

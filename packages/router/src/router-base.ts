@@ -11,9 +11,16 @@ export interface RouterControls {
   readonly events: RouterEvents;
   on<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this;
   off<K extends keyof RouterEventMap>(event: K, listener: (...args: RouterEventMap[K]) => void): this;
-  /** Every target's breaker state, by target name. */
+  /**
+   * Every target's breaker state, by target name: a plain object with an own entry per target
+   * (also one named `__proto__`). Read a name with `Object.hasOwn` first: a plain object also
+   * answers `constructor`, `toString`, … with Object.prototype's members.
+   */
   breakerStates(): Record<string, BreakerState>;
-  /** Every target's breaker, saved for `initialState` (e.g. in a serverless function's cache). */
+  /**
+   * Every target's breaker, saved for `initialState` (e.g. in a serverless function's cache): a
+   * plain object with an own entry per target, which JSON.stringify writes whole.
+   */
   toJSON(): Record<string, BreakerSnapshot>;
   /** The breaker of one target (inspection, tests). */
   breaker(target: string): Breaker;

@@ -40,7 +40,12 @@ export function serverBatchingOf(config: ModelBatchingConfig): ServerBatching | 
  * call goes through unbatched and the next call asks again.
  */
 export class ModelLimits {
-  readonly #explicit: Readonly<Record<string, { maxBatchSize: number }>>;
+  /**
+   * The `models` option's own entries: a Map, so that a model named like a member of every object
+   * (`constructor`, `toString`, `__proto__`) finds no explicit limit in Object.prototype's member
+   * (which read as "no limit known" and skipped the model's own max_batch_size).
+   */
+  readonly #explicit: ReadonlyMap<string, number>;
   readonly #lookup: GetModelConfig | undefined;
   /** Limits read so far, by model then version (no key string built per call). */
   readonly #known = new Map<string, Map<string, ModelLimit>>();
@@ -52,7 +57,7 @@ export class ModelLimits {
     getModelConfig: GetModelConfig | undefined,
     client: ModelConfigSource | undefined,
   ) {
-    this.#explicit = explicit;
+    this.#explicit = new Map(Object.entries(explicit).map(([model, limits]) => [model, limits.maxBatchSize]));
     this.#lookup =
       getModelConfig ??
       (client === undefined
@@ -62,8 +67,8 @@ export class ModelLimits {
 
   /** The cached limit; `null` when it still has to be looked up. */
   peek(model: string, version: string): ModelLimit | null {
-    const explicit = this.#explicit[model];
-    if (explicit !== undefined) return explicit.maxBatchSize;
+    const explicit = this.#explicit.get(model);
+    if (explicit !== undefined) return explicit;
     if (this.#lookup === undefined) return undefined;
     const versions = this.#known.get(model);
     if (versions === undefined) return null;

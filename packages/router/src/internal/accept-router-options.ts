@@ -6,7 +6,6 @@ import {
   hasOnlyKeys,
   INVALID,
   isObject,
-  recordOf,
 } from '@infergate/core/internal/option-checks';
 import { BALANCE_STRATEGIES } from '../balance-strategy.js';
 import type {
@@ -16,6 +15,7 @@ import type {
   RouteNode,
 } from '../config.js';
 import { RateLimitWatch } from '../rate-limit-watch.js';
+import { savedStatesOf } from './saved-states.js';
 
 // Reads the routers' options as routerConfigSchema() and chatRouterConfigSchema() do, answering
 // only "valid, resolved to this" or "not sure" (then the schema decides and words the error), so
@@ -214,10 +214,7 @@ const ROUTER_FIELDS: readonly Field[] = [
   ['cooldownMs', withDefault(number(0), () => 1_000)],
   ['capacityWaitMs', withDefault(number(0), () => 2_000)],
   ['maxCooldownMs', withDefault(number(0), () => 60_000)],
-  [
-    'initialState',
-    optional((value) => recordOf(value, (state) => (typeof state === 'object' ? state : INVALID))),
-  ],
+  ['initialState', optional((value) => savedStatesOf(value) ?? INVALID)],
   ['balance', withDefault(balance, () => ({ strategy: 'weighted', decayMs: 1_000 }))],
   ['admission', withDefault(admission, () => ({ lowPriorityShare: 0.75, minSamples: 5 }))],
   ['hedge', optional(hedge)],
