@@ -1,6 +1,7 @@
 import { type CallScope, createCallScope } from '../call-scope.js';
 import { ErrorCode, InfergateError, type InfergateErrorOptions } from '../errors.js';
 import { Extension } from '../extension.js';
+import { assertHeadersRecord, assertSafeHeaders } from '../header-values.js';
 import { callParameters } from '../internal/call-parameters.js';
 import { checkOutputsInto, writeOutputsIntoAt } from '../internal/infer-response-into.js';
 import { checkRequestedOutputs } from '../internal/requested-outputs.js';
@@ -21,6 +22,9 @@ import {
   HEADER_LENGTH,
 } from './internal/kserve-json.js';
 import { readBody } from './internal/read-body.js';
+
+/** Names per-call headers in the errors that refuse them, as the gRPC transport does. */
+const CALL_HEADERS = 'call headers';
 
 /** What one HTTP exchange sends; the transport adds headers, deadline, abort and error mapping. */
 export interface HttpExchange {
@@ -82,7 +86,19 @@ export class HttpTransport implements InferTransport {
     const headers = new Headers(this.options.headers);
     if (this.options.accessToken !== undefined)
       headers.set(this.options.accessHeader, this.options.accessToken);
-    if (options.headers) for (const [key, value] of Object.entries(options.headers)) headers.set(key, value);
+    const call = options.headers;
+    if (call) {
+      // Judged as the gRPC transport judges them where fetch would read them otherwise than meant:
+      // a symbol key or a Map dropped, an array sent by index, a value that is not a string as its
+      // text. Names and values fetch takes as given still go (a Latin-1 value among them).
+      assertHeadersRecord(call, CALL_HEADERS);
+      for (const name in call) {
+        if (!Object.hasOwn(call, name)) continue;
+        const value = call[name];
+        if (typeof value !== 'string') assertSafeHeaders({ [name]: value } as never, CALL_HEADERS);
+        headers.set(name, value as string);
+      }
+    }
     if (extra) for (const [key, value] of Object.entries(extra)) headers.set(key, value);
     return headers;
   }

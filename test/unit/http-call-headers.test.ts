@@ -1,0 +1,131 @@
+import { assertSafeHeaders, createTritonClient } from '@infergate/core';
+import { createHttpClient, type HttpClient, InfergateError } from '@infergate/core/http';
+import { startTestServer, type TestServer } from '@infergate/testing';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+// Per-call headers over HTTP/REST are judged as over gRPC where their make is concerned: a symbol
+// key, a Map, an array or a string would be dropped or read by index (an array went out as a header
+// named "0"), so they are refused with assertSafeHeaders's INVALID_ARGUMENT before anything is sent.
+// Names and values that fetch sends as they were given (a Latin-1 value among them) still go.
+
+let server: TestServer;
+let client: HttpClient;
+
+beforeAll(async () => {
+  server = await startTestServer({ http: true });
+  // binaryData fixed, so that an inference is one request (no metadata request ahead of it).
+  client = createHttpClient({ url: server.httpUrl, binaryData: true });
+});
+
+afterAll(async () => {
+  await client?.close();
+  await server?.stop();
+});
+
+beforeEach(() => server.reset());
+
+const input = [{ name: 'INPUT0', datatype: 'FP32' as const, shape: [1, 2], data: new Float32Array([1, 2]) }];
+
+/** The error the gRPC transports give for these headers (they call assertSafeHeaders). */
+function expectedRefusal(headers: unknown): InfergateError {
+  try {
+    assertSafeHeaders(headers as never, 'call headers');
+  } catch (error) {
+    return error as InfergateError;
+  }
+  throw new Error('assertSafeHeaders took these headers');
+}
+
+const oddShapes: [string, () => unknown][] = [
+  ['a symbol key', () => ({ 'x-tenant': 'a', [Symbol('trace')]: 'b' })],
+  ['a Map', () => new Map([['x-tenant', 'a']])],
+  ['an array', () => ['a']],
+  ['a string', () => 'x-tenant'],
+  ['a value that is not a string', () => ({ 'x-tenant': 5 })],
+];
+
+describe('HTTP transport: per-call headers of another make', () => {
+  for (const [what, headers] of oddShapes) {
+    it(`refuses ${what} with INVALID_ARGUMENT before anything is sent, as the gRPC transport does`, async () => {
+      const expected = expectedRefusal(headers());
+      const calls: [string, (options: { headers: never }) => Promise<unknown>][] = [
+        ['infer', (options) => client.infer('identity', input, options)],
+        ['serverLive', (options) => client.serverLive(options)],
+        ['modelMetadata', (options) => client.modelMetadata('identity', options)],
+        ['generate', (options) => client.generate('generate', { text_input: 'a' }, options)],
+        [
+          'generateStream',
+          async (options) => {
+            for await (const _ of client.generateStream(
+              'generate',
+              { text_input: 'a', stream: true },
+              options,
+            )) {
+              // nothing is expected
+            }
+          },
+        ],
+      ];
+      for (const [name, call] of calls) {
+        const error = await call({ headers: headers() as never }).catch((thrown: unknown) => thrown);
+        expect(error, name).toBeInstanceOf(InfergateError);
+        expect((error as InfergateError).code, name).toBe('INVALID_ARGUMENT');
+        expect((error as InfergateError).retryable, name).toBe(false);
+        expect((error as InfergateError).rawMessage, name).toBe(expected.rawMessage);
+      }
+      expect(server.calls).toEqual([]);
+    });
+  }
+
+  it('refuses them with the message the gRPC transport gives', async () => {
+    const grpc = createTritonClient({ url: server.url });
+    try {
+      for (const [what, headers] of oddShapes) {
+        const overGrpc = await grpc
+          .infer('identity', input, { headers: headers() as never })
+          .catch((thrown: unknown) => thrown);
+        const overHttp = await client
+          .infer('identity', input, { headers: headers() as never })
+          .catch((thrown: unknown) => thrown);
+        expect(overHttp, what).toBeInstanceOf(InfergateError);
+        expect((overHttp as InfergateError).code, what).toBe((overGrpc as InfergateError).code);
+        expect((overHttp as InfergateError).rawMessage, what).toBe((overGrpc as InfergateError).rawMessage);
+      }
+    } finally {
+      await grpc.close();
+    }
+    expect(server.calls).toEqual([]);
+  });
+
+  it('sends the headers fetch sends as given: any case, a tab, a Latin-1 value, no prototype', async () => {
+    const noPrototype = Object.assign(Object.create(null) as Record<string, string>, { 'x-bare': 'yes' });
+    const hidden = Object.defineProperty({ 'x-seen': '1' }, Symbol('hidden'), {
+      value: 'v',
+      enumerable: false,
+    });
+    for (const headers of [{ 'X-Tenant': 'acme', 'x-tab': 'a\tb', 'x-name': 'é' }, noPrototype, hidden]) {
+      await expect(client.infer('identity', input, { headers })).resolves.toBeDefined();
+    }
+    const seen = server.calls.map((call) => call.metadata);
+    expect(seen).toHaveLength(3);
+    expect(seen[0]).toMatchObject({ 'x-tenant': 'acme', 'x-tab': 'a\tb', 'x-name': 'é' });
+    expect(seen[1]).toMatchObject({ 'x-bare': 'yes' });
+    expect(seen[2]).toMatchObject({ 'x-seen': '1' });
+    // The transport's own headers still go with them (the binary body is read by its header length).
+    expect(seen[0]).toMatchObject({ 'content-type': 'application/octet-stream' });
+  });
+
+  it('generateStream still asks for server-sent events, and call headers still go with it', async () => {
+    const texts: string[] = [];
+    for await (const event of client.generateStream(
+      'generate',
+      { text_input: 'one two', stream: true },
+      { headers: { 'x-tenant': 'acme' } },
+    )) {
+      texts.push(String(event.text_output));
+    }
+    expect(texts.join('')).toBe('one two');
+    const [call] = server.calls;
+    expect(call?.metadata).toMatchObject({ accept: 'text/event-stream', 'x-tenant': 'acme' });
+  });
+});
