@@ -27,9 +27,9 @@ beforeEach(() => server.reset());
 const input = [{ name: 'INPUT0', datatype: 'FP32' as const, shape: [1, 2], data: new Float32Array([1, 2]) }];
 
 /** The error the gRPC transports give for these headers (they call assertSafeHeaders). */
-function expectedRefusal(headers: unknown): InfergateError {
+function expectedRefusal(headers: unknown, what = 'call headers'): InfergateError {
   try {
-    assertSafeHeaders(headers as never, 'call headers');
+    assertSafeHeaders(headers as never, what);
   } catch (error) {
     return error as InfergateError;
   }
@@ -127,5 +127,86 @@ describe('HTTP transport: per-call headers of another make', () => {
     expect(texts.join('')).toBe('one two');
     const [call] = server.calls;
     expect(call?.metadata).toMatchObject({ accept: 'text/event-stream', 'x-tenant': 'acme' });
+  });
+});
+
+// fetch refuses some names and values itself (CR, LF, NUL, a name that is not a token, a character
+// over U+00FF) with a TypeError that quotes the value: that was mapped as a network failure
+// (UNAVAILABLE, retryable) whose message carried the value, a credential as often as not.
+describe('HTTP transport: header names and values fetch cannot send', () => {
+  const unsendable: [string, Record<string, string>][] = [
+    ['a CR/LF in a value', { authorization: 'Bearer tok-SECRET\r\nx-admin: yes' }],
+    ['a NUL in a value', { authorization: 'tok-SECRET\u0000' }],
+    ['a character over U+00FF in a value', { authorization: 'tok-SECRET€' }],
+    ['a name that is not a token', { 'x tenant': 'tok-SECRET' }],
+  ];
+
+  for (const [what, headers] of unsendable) {
+    it(`call headers with ${what}: INVALID_ARGUMENT before anything is sent, the value not shown`, async () => {
+      // Only the header at fault is named, not a Latin-1 one before it that fetch sends.
+      const expected = expectedRefusal(headers);
+      for (const call of [
+        () => client.infer('identity', input, { headers: { 'x-before': 'é', ...headers } }),
+        () => client.serverLive({ headers: { 'x-before': 'é', ...headers } }),
+      ]) {
+        const error = await call().catch((thrown: unknown) => thrown);
+        expect(error).toBeInstanceOf(InfergateError);
+        expect((error as InfergateError).code).toBe('INVALID_ARGUMENT');
+        expect((error as InfergateError).retryable).toBe(false);
+        expect((error as InfergateError).rawMessage).toBe(expected.rawMessage);
+        expect(JSON.stringify(error)).not.toContain('SECRET');
+        expect(String((error as InfergateError).cause ?? '')).not.toContain('SECRET');
+      }
+      expect(server.calls).toEqual([]);
+    });
+
+    it(`client headers with ${what}: INVALID_ARGUMENT when the client is made, the value not shown`, () => {
+      const error = (() => {
+        try {
+          createHttpClient({ url: server.httpUrl, headers });
+        } catch (thrown) {
+          return thrown;
+        }
+        return undefined;
+      })();
+      expect(error).toBeInstanceOf(InfergateError);
+      expect((error as InfergateError).code).toBe('INVALID_ARGUMENT');
+      expect((error as InfergateError).rawMessage).toBe(expectedRefusal(headers, 'headers').rawMessage);
+      expect(JSON.stringify(error)).not.toContain('SECRET');
+    });
+  }
+
+  it('an access token fetch cannot send is refused when the client is made, naming accessToken', () => {
+    const error = (() => {
+      try {
+        createHttpClient({ url: server.httpUrl, accessToken: 'tok-SECRET\r\nx-admin: yes' });
+      } catch (thrown) {
+        return thrown;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(InfergateError);
+    expect((error as InfergateError).code).toBe('INVALID_ARGUMENT');
+    expect((error as InfergateError).rawMessage).toContain('accessToken');
+    expect(JSON.stringify(error)).not.toContain('SECRET');
+  });
+
+  it('client headers and an access token fetch sends as given still go, Latin-1 among them', async () => {
+    const latin = createHttpClient({
+      url: server.httpUrl,
+      binaryData: true,
+      headers: { 'X-Client': 'é', 'x-tab': 'a\tb' },
+      accessToken: 'tok',
+    });
+    try {
+      await expect(latin.infer('identity', input)).resolves.toBeDefined();
+    } finally {
+      await latin.close();
+    }
+    expect(server.calls[0]?.metadata).toMatchObject({
+      'x-client': 'é',
+      'x-tab': 'a\tb',
+      'triton-access-token': 'tok',
+    });
   });
 });

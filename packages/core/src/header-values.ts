@@ -60,3 +60,20 @@ function hasEnumerableSymbol(value: object): boolean {
     if (Object.prototype.propertyIsEnumerable.call(value, key)) return true;
   return false;
 }
+
+/**
+ * The error for one header that a transport's wire refused (fetch's `Headers` throws a TypeError
+ * quoting the value): `assertSafeHeaders`'s error for that header alone, which names it and not its
+ * value. Never the wire's own error, nor as a cause: it may quote a credential.
+ */
+export function refusedHeader(name: string, value: string, what: string): InfergateError {
+  try {
+    assertSafeHeaders({ [name]: value }, what);
+  } catch (error) {
+    if (error instanceof InfergateError) return error;
+  }
+  return new InfergateError(
+    ErrorCode.InvalidArgument,
+    `${what}: header '${SAFE_NAME.test(name) ? name : '?'}' cannot be sent (value not shown)`,
+  );
+}

@@ -1,7 +1,7 @@
 import { type CallScope, createCallScope } from '../call-scope.js';
 import { ErrorCode, InfergateError, type InfergateErrorOptions } from '../errors.js';
 import { Extension } from '../extension.js';
-import { assertHeadersRecord, assertSafeHeaders } from '../header-values.js';
+import { assertHeadersRecord, assertSafeHeaders, refusedHeader } from '../header-values.js';
 import { callParameters } from '../internal/call-parameters.js';
 import { checkOutputsInto, writeOutputsIntoAt } from '../internal/infer-response-into.js';
 import { checkRequestedOutputs } from '../internal/requested-outputs.js';
@@ -47,6 +47,19 @@ export interface OpenResponse {
   done(): void;
 }
 
+/**
+ * Sets one header; a name or value fetch refuses (CR, LF, NUL, not a token, over U+00FF) is
+ * INVALID_ARGUMENT naming the header. fetch's own TypeError quotes the value and read as a network
+ * failure (UNAVAILABLE, retryable).
+ */
+function setHeader(headers: Headers, name: string, value: string, what: string): void {
+  try {
+    headers.set(name, value);
+  } catch {
+    throw refusedHeader(name, value, what);
+  }
+}
+
 /** `/v2/models/<model>[/versions/<version>]`, each part escaped. */
 export function modelPath(model: string, version?: string): string {
   if (typeof model !== 'string' || model === '') {
@@ -80,6 +93,11 @@ export class HttpTransport implements InferTransport {
     this.#base = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
     // Bound to globalThis: Workers and browsers refuse a fetch called as a method of another object.
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    // What fetch cannot send would fail every call; refused here, as the gRPC client refuses it.
+    const fixed = new Headers();
+    for (const [name, value] of Object.entries(options.headers)) setHeader(fixed, name, value, 'headers');
+    if (options.accessToken !== undefined)
+      setHeader(fixed, options.accessHeader, options.accessToken, 'accessToken');
   }
 
   #headers(options: CallOptions, extra: Record<string, string> | undefined): Headers {
@@ -96,7 +114,7 @@ export class HttpTransport implements InferTransport {
         if (!Object.hasOwn(call, name)) continue;
         const value = call[name];
         if (typeof value !== 'string') assertSafeHeaders({ [name]: value } as never, CALL_HEADERS);
-        headers.set(name, value as string);
+        setHeader(headers, name, value as string, CALL_HEADERS);
       }
     }
     if (extra) for (const [key, value] of Object.entries(extra)) headers.set(key, value);
