@@ -10,15 +10,19 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 let server: TestServer;
 let client: HttpClient;
+/** Asks the server's metadata before its first inference: that request must not go either. */
+let auto: HttpClient;
 
 beforeAll(async () => {
   server = await startTestServer({ http: true });
   // binaryData fixed, so that an inference is one request (no metadata request ahead of it).
   client = createHttpClient({ url: server.httpUrl, binaryData: true });
+  auto = createHttpClient({ url: server.httpUrl });
 });
 
 afterAll(async () => {
   await client?.close();
+  await auto?.close();
   await server?.stop();
 });
 
@@ -50,6 +54,7 @@ describe('HTTP transport: per-call headers of another make', () => {
       const expected = expectedRefusal(headers());
       const calls: [string, (options: { headers: never }) => Promise<unknown>][] = [
         ['infer', (options) => client.infer('identity', input, options)],
+        ["infer with binaryData 'auto'", (options) => auto.infer('identity', input, options)],
         ['serverLive', (options) => client.serverLive(options)],
         ['modelMetadata', (options) => client.modelMetadata('identity', options)],
         ['generate', (options) => client.generate('generate', { text_input: 'a' }, options)],
