@@ -44,3 +44,36 @@ export function assertSafeHeaders(headers: Readonly<Record<string, string>>, wha
     }
   }
 }
+
+/**
+ * Refuses headers whose make `Object.entries` would misread (a symbol key, a Map, an array, a
+ * string: what `assertSafeHeaders` refuses besides names and values), with its error; names and
+ * values are left to the caller. For a transport whose wire takes more than `assertSafeHeaders`
+ * lets through (fetch sends a Latin-1 value as it was given).
+ */
+export function assertHeadersRecord(headers: Readonly<Record<string, string>>, what: string): void {
+  if (!isPlainObject(headers) || hasEnumerableSymbol(headers)) assertSafeHeaders(headers, what);
+}
+
+function hasEnumerableSymbol(value: object): boolean {
+  for (const key of Object.getOwnPropertySymbols(value))
+    if (Object.prototype.propertyIsEnumerable.call(value, key)) return true;
+  return false;
+}
+
+/**
+ * The error for one header that a transport's wire refused (fetch's `Headers` throws a TypeError
+ * quoting the value): `assertSafeHeaders`'s error for that header alone, which names it and not its
+ * value. Never the wire's own error, nor as a cause: it may quote a credential.
+ */
+export function refusedHeader(name: string, value: string, what: string): InfergateError {
+  try {
+    assertSafeHeaders({ [name]: value }, what);
+  } catch (error) {
+    if (error instanceof InfergateError) return error;
+  }
+  return new InfergateError(
+    ErrorCode.InvalidArgument,
+    `${what}: header '${SAFE_NAME.test(name) ? name : '?'}' cannot be sent (value not shown)`,
+  );
+}

@@ -35,6 +35,9 @@ const instruments = lazyInstruments('@infergate/cost', VERSION, (meter) => {
   };
 });
 
+/** The counter a held reservation was counted on, to take it off the same one. */
+type ReservationCounter = NonNullable<ReturnType<typeof instruments>>['reservations'];
+
 const MAX_LINES = 10_000;
 
 /**
@@ -45,7 +48,8 @@ const MAX_LINES = 10_000;
 export class CostMetrics {
   readonly #byTenant: boolean;
   readonly #rooms = new Map<string, LineRoom>();
-  readonly #held = new WeakSet<Reservation>();
+  /** Reservations counted held, each with the counter it was counted on (see `held`). */
+  readonly #held = new WeakMap<Reservation, ReservationCounter>();
   readonly #spentAttributes = new Map<string, Attributes>();
 
   constructor(byTenant: boolean) {
@@ -55,14 +59,16 @@ export class CostMetrics {
   }
 
   /**
-   * A reservation now holds budget. Counted only while an SDK records: a reservation counted
-   * nowhere is not taken off at settle either, so the up-down counter cannot go below zero when an
-   * SDK is registered between a reserve and its settle.
+   * A reservation now holds budget. Counted only while an SDK records, and taken off at settle on
+   * the counter it was counted on: a reservation counted nowhere is not taken off at all, and one
+   * counted on a MeterProvider since replaced (or removed) is taken off that provider's count, so
+   * neither count goes below zero or keeps it for good when the application registers or replaces
+   * its SDK between a reserve and its settle.
    */
   held(reservation: Reservation): void {
     const recording = instruments();
     if (recording !== undefined) {
-      this.#held.add(reservation);
+      this.#held.set(reservation, recording.reservations);
       recording.reservations.add(1);
     }
   }
@@ -81,9 +87,10 @@ export class CostMetrics {
 
   /** A reservation was settled or released (or held nothing). */
   finished(reservation: Reservation): void {
-    if (!this.#held.has(reservation)) return;
+    const counted = this.#held.get(reservation);
+    if (counted === undefined) return;
     this.#held.delete(reservation);
-    instruments()?.reservations.add(-1);
+    counted.add(-1);
   }
 
   spent(

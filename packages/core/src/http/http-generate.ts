@@ -1,5 +1,6 @@
 import type { ModelOptions } from '../client.js';
 import { ErrorCode, InfergateError, type InfergateErrorOptions } from '../errors.js';
+import { assertHeadersRecord } from '../header-values.js';
 import { classifyStreamError } from '../internal/triton-messages.js';
 import { parseServerSentEvents } from '../server-sent-events.js';
 import { fromFetchFailure } from './http-status.js';
@@ -72,6 +73,8 @@ export async function* generateStream(
   options: ModelOptions = {},
 ): AsyncIterable<GenerateResponse> {
   checkRequest(request);
+  // Before the spread below, which would drop a Map's entries and turn an array's into headers.
+  if (options.headers) assertHeadersRecord(options.headers, 'call headers');
   const context = { model, endpoint: http.address };
   const open = await http.open(
     {

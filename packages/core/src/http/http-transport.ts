@@ -1,6 +1,7 @@
 import { type CallScope, createCallScope } from '../call-scope.js';
 import { ErrorCode, InfergateError, type InfergateErrorOptions } from '../errors.js';
 import { Extension } from '../extension.js';
+import { assertHeadersRecord, assertSafeHeaders, refusedHeader } from '../header-values.js';
 import { callParameters } from '../internal/call-parameters.js';
 import { checkOutputsInto, writeOutputsIntoAt } from '../internal/infer-response-into.js';
 import { checkRequestedOutputs } from '../internal/requested-outputs.js';
@@ -22,6 +23,9 @@ import {
 } from './internal/kserve-json.js';
 import { readBody } from './internal/read-body.js';
 
+/** Names per-call headers in the errors that refuse them, as the gRPC transport does. */
+const CALL_HEADERS = 'call headers';
+
 /** What one HTTP exchange sends; the transport adds headers, deadline, abort and error mapping. */
 export interface HttpExchange {
   method: 'GET' | 'POST';
@@ -41,6 +45,19 @@ export interface OpenResponse {
   response: Response;
   scope: CallScope;
   done(): void;
+}
+
+/**
+ * Sets one header; a name or value fetch refuses (CR, LF, NUL, not a token, over U+00FF) is
+ * INVALID_ARGUMENT naming the header. fetch's own TypeError quotes the value and read as a network
+ * failure (UNAVAILABLE, retryable).
+ */
+function setHeader(headers: Headers, name: string, value: string, what: string): void {
+  try {
+    headers.set(name, value);
+  } catch {
+    throw refusedHeader(name, value, what);
+  }
 }
 
 /** `/v2/models/<model>[/versions/<version>]`, each part escaped. */
@@ -76,13 +93,30 @@ export class HttpTransport implements InferTransport {
     this.#base = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
     // Bound to globalThis: Workers and browsers refuse a fetch called as a method of another object.
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    // What fetch cannot send would fail every call; refused here, as the gRPC client refuses it.
+    const fixed = new Headers();
+    for (const [name, value] of Object.entries(options.headers)) setHeader(fixed, name, value, 'headers');
+    if (options.accessToken !== undefined)
+      setHeader(fixed, options.accessHeader, options.accessToken, 'accessToken');
   }
 
   #headers(options: CallOptions, extra: Record<string, string> | undefined): Headers {
     const headers = new Headers(this.options.headers);
     if (this.options.accessToken !== undefined)
       headers.set(this.options.accessHeader, this.options.accessToken);
-    if (options.headers) for (const [key, value] of Object.entries(options.headers)) headers.set(key, value);
+    const call = options.headers;
+    if (call) {
+      // Judged as the gRPC transport judges them where fetch would read them otherwise than meant:
+      // a symbol key or a Map dropped, an array sent by index, a value that is not a string as its
+      // text. Names and values fetch takes as given still go (a Latin-1 value among them).
+      assertHeadersRecord(call, CALL_HEADERS);
+      for (const name in call) {
+        if (!Object.hasOwn(call, name)) continue;
+        const value = call[name];
+        if (typeof value !== 'string') assertSafeHeaders({ [name]: value } as never, CALL_HEADERS);
+        setHeader(headers, name, value as string, CALL_HEADERS);
+      }
+    }
     if (extra) for (const [key, value] of Object.entries(extra)) headers.set(key, value);
     return headers;
   }
