@@ -149,6 +149,14 @@ describe('infergate --protocol http (the bin)', () => {
     }
   });
 
+  it('a --token no HTTP header can carry is a usage error naming --token, without its value', async () => {
+    const run = await infergate('metadata', 'add_sub', ...http(), '--token', 'tok-SECRET\r\nx: 1');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--token:');
+    expect(run.stderr).not.toContain('--url');
+    expect(run.stderr).not.toContain('SECRET');
+  });
+
   it('https:// goes through TLS: trusted with NODE_EXTRA_CA_CERTS, refused without', async () => {
     // The reference server's HTTP port is plaintext: a TLS hop in front of it, as a load balancer.
     const dir = await mkdtemp(join(tmpdir(), 'infergate-cli-https-'));

@@ -157,8 +157,11 @@ function httpClientFor(values: ConnectionValues, timeoutMs: number): ServerClien
       ...(values.token !== undefined ? { accessToken: values.token } : {}),
     });
   } catch (error) {
-    // A URL that does not parse is the user's command line, not the server.
-    throw usageError(`--url: ${InfergateError.from(error).rawMessage}`);
+    // A URL that does not parse, or a token no HTTP header can carry, is the user's command line,
+    // not the server: name the option it came from.
+    const message = InfergateError.from(error).rawMessage;
+    const token = /^accessToken: (.*)$/s.exec(message);
+    throw usageError(token !== null ? `--token: ${token[1]}` : `--url: ${message}`);
   }
   return httpServerClient(client);
 }
