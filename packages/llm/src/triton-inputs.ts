@@ -36,10 +36,10 @@ export interface TritonInputs {
 function scalarParameters(
   values: Readonly<Record<string, unknown>> | undefined,
 ): Record<string, string | number | boolean> {
-  const out: Record<string, string | number | boolean> = {};
+  const entries: [string, string | number | boolean][] = [];
   for (const [name, value] of Object.entries(values ?? {})) {
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
-      out[name] = value;
+      entries.push([name, value]);
     else {
       throw new InfergateError(
         ErrorCode.InvalidArgument,
@@ -47,7 +47,8 @@ function scalarParameters(
       );
     }
   }
-  return out;
+  // Own entries, whatever the name: assigning `out['__proto__']` would set the prototype and drop it.
+  return Object.fromEntries(entries);
 }
 
 /** The request tensors and parameters of one chat call, following the text_input/text_output convention. */
