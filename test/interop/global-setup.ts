@@ -18,6 +18,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     provided = {
       grpcAddress: triton.grpcAddress,
       httpAddress: triton.httpAddress,
+      metricsAddress: triton.metricsAddress,
       accessToken: triton.accessToken,
       logFile: TRITON_LOG_FILE,
     };

@@ -33,6 +33,7 @@ export function sharedTriton(): SharedTritonInfo {
     return {
       grpcAddress: '127.0.0.1:1',
       httpAddress: '127.0.0.1:1',
+      metricsAddress: '127.0.0.1:1',
       accessToken: 'none',
       logFile: triton.logFile,
     };

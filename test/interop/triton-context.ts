@@ -5,6 +5,8 @@
 export interface SharedTritonInfo {
   grpcAddress: string;
   httpAddress: string;
+  /** Triton's Prometheus metrics endpoint (`http://<metricsAddress>/metrics`). */
+  metricsAddress: string;
   /** Token for the restricted `trace` and `logging` groups. */
   accessToken: string;
   /** Every server log line of the run (the harness appends to it). */

@@ -27,6 +27,38 @@ export const slowInput = (value = 1) => [
   { name: 'INPUT0', datatype: 'FP32' as const, shape: [1, 1], data: [value] },
 ];
 
+/**
+ * Triton's count of `model`'s requests that wait in its scheduler (queued, or staged for a busy
+ * instance; not the one executing), from its metrics endpoint.
+ */
+export async function pendingRequests(metricsAddress: string, model: string): Promise<number> {
+  const text = await (await fetch(`http://${metricsAddress}/metrics`)).text();
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith('nv_inference_pending_request_count{') && l.includes(`model="${model}"`));
+  if (line === undefined)
+    throw new Error(`no nv_inference_pending_request_count for ${model} at ${metricsAddress}`);
+  return Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+/**
+ * Polls (bounded by `ms`) until at least `count` of `model`'s requests wait in Triton's scheduler;
+ * false when they never did within the bound.
+ */
+export async function reachesPending(
+  metricsAddress: string,
+  model: string,
+  count: number,
+  ms = 2_000,
+): Promise<boolean> {
+  const until = Date.now() + ms;
+  do {
+    if ((await pendingRequests(metricsAddress, model)) >= count) return true;
+    await sleep(2);
+  } while (Date.now() < until);
+  return false;
+}
+
 /** Inputs of the decoupled `repeat`: `count` responses, `delayMs` apart. */
 export const repeatInputs = (count: number, delayMs?: number) => [
   { name: 'IN', datatype: 'INT32' as const, data: [count] },

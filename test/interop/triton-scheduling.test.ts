@@ -3,36 +3,53 @@
 // for every file by global-setup.ts. See README.md in this folder.
 import { InfergateError } from '@infergate/core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { sharedTritonClients } from './shared-triton.js';
-import { caught, sleep, slowInput } from './triton-helpers.js';
+import { sharedTriton, sharedTritonClients } from './shared-triton.js';
+import { caught, reachesPending, slowInput } from './triton-helpers.js';
 
 const { client } = sharedTritonClients();
 
-// These tests space their requests 30 ms apart. A process's first call waits for core's gRPC wire
-// code (loaded after import, see packages/core/src/internal/lazy-modules.ts): make it before them,
-// so that none of their requests waits and the spacing holds.
+// These tests place requests in slow_queue's scheduler one after another, each once Triton's pending
+// count (its metrics) shows the one before in place, not after a fixed sleep. A process's first call
+// waits for core's gRPC wire code (loaded after import, see packages/core/src/internal/lazy-modules.ts):
+// make it before them.
 beforeAll(async () => {
   await client.serverLive();
 });
+
+const metrics = () => sharedTriton().metricsAddress;
 
 // ── scheduling: priority, queue full, server-side timeout ──────────────────────────────────
 
 describe('scheduling on slow_queue (200 ms, one at a time, queue of 2 per priority level)', () => {
   it('a priority-1 request overtakes a queued default-priority (2) one', async () => {
-    const order: string[] = [];
-    const run = (tag: string, priority?: number) =>
-      client
-        .infer('slow_queue', slowInput(), priority !== undefined ? { priority } : {})
-        .then(() => order.push(tag));
-    const busy = [run('busy-1')];
-    await sleep(30);
-    busy.push(run('busy-2')); // the dynamic batcher stages one request for the busy instance
-    await sleep(30);
-    const low = run('low');
-    await sleep(30);
-    const high = run('high', 1);
-    await Promise.all([...busy, low, high]);
-    expect(order.indexOf('high')).toBeLessThan(order.indexOf('low'));
+    // One request runs (200 ms) while the other busy one, then `low`, then `high` wait behind it.
+    // Triton picks the next request when the running one ends: `high` must be waiting by then, which
+    // the pending count proves (3 waiting). A try where the machine was too slow
+    // to see that is run again, at most three times.
+    for (let attempt = 1; attempt <= 3; attempt += 1) {
+      const order: string[] = [];
+      const run = (tag: string, priority?: number) =>
+        client
+          .infer('slow_queue', slowInput(), priority !== undefined ? { priority } : {})
+          .then(() => order.push(tag));
+      const calls = [run('busy-1'), run('busy-2')];
+      let inPlace = await reachesPending(metrics(), 'slow_queue', 1);
+      if (inPlace) {
+        calls.push(run('low'));
+        inPlace = await reachesPending(metrics(), 'slow_queue', 2);
+      }
+      if (inPlace) {
+        calls.push(run('high', 1));
+        inPlace = await reachesPending(metrics(), 'slow_queue', 3);
+      }
+      await Promise.all(calls);
+      if (inPlace) {
+        expect(order.indexOf('high')).toBeLessThan(order.indexOf('low'));
+        expect(order).toHaveLength(4);
+        return;
+      }
+    }
+    throw new Error('three tries could not queue low and high behind a running request (machine too slow?)');
   });
 
   it('a burst of 8 overflows the queue: QUEUE_FULL with backpressure, the rest succeed', async () => {
@@ -54,10 +71,9 @@ describe('scheduling on slow_queue (200 ms, one at a time, queue of 2 per priori
   });
 
   it('timeoutUs: a request that waits longer than its server-side timeout fails with DEADLINE_EXCEEDED', async () => {
-    const busy = [client.infer('slow_queue', slowInput())];
-    await sleep(30);
-    busy.push(client.infer('slow_queue', slowInput()));
-    await sleep(30);
+    const busy = [client.infer('slow_queue', slowInput()), client.infer('slow_queue', slowInput())];
+    // One runs, one waits: a third waits at least until the first ends (up to 200 ms).
+    expect(await reachesPending(metrics(), 'slow_queue', 1)).toBe(true);
     const error = await caught(client.infer('slow_queue', slowInput(), { timeoutUs: 1000 }));
     await Promise.all(busy);
     // The queue policy's default is 10 s and the two requests ahead take 400 ms: only the 1 ms override
