@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ simulatedGpu: { baseMs: 20, perRowMs: 0 } });
+  server = await startTestServer({ simulatedGpu: { baseMs: 100, perRowMs: 0 } });
 });
 afterAll(async () => {
   await server.stop();
@@ -59,11 +59,11 @@ describe('GPU cost through the batcher', () => {
       // Same execution, 3 rows vs 1 row: a pays three times b (not the whole batch each).
       expect((a?.costUsd ?? 0) / (b?.costUsd ?? 1)).toBeCloseTo(3, 5);
       // $1 per GPU-second: the pair together paid their one execution (the batch's time, which
-      // holds its RPC's), not one each. The RPC takes at least the model's 20 ms, far more than
-      // what the batcher's own timing adds around it.
+      // holds its RPC's), not one each. The RPC takes at least the model's 100 ms, far more than
+      // what the batcher's own timing adds around it, even on a loaded machine.
       const pairRpcSeconds = Number(rpcNs[1]) / 1e9;
       const paid = (a?.costUsd ?? 0) + (b?.costUsd ?? 0);
-      expect(pairRpcSeconds).toBeGreaterThanOrEqual(0.02);
+      expect(pairRpcSeconds).toBeGreaterThanOrEqual(0.1);
       expect(paid).toBeGreaterThanOrEqual(pairRpcSeconds);
       expect(paid).toBeLessThan(2 * pairRpcSeconds);
     } finally {
