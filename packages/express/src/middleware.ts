@@ -1,5 +1,4 @@
 import { ErrorCode, InfergateError } from '@infergate/core';
-import { context as otelContext } from '@opentelemetry/api';
 import type { Gateway } from './gateway.js';
 import { type ErrorMappingOptions, sendError } from './http-errors.js';
 import type { Handler, HttpRequest, RequestContext } from './http-types.js';
@@ -136,7 +135,7 @@ export function infergate<G extends Gateway>(options: InfergateMiddlewareOptions
     };
     // `next` runs in the request's trace context (its server span active) only if the promise
     // continuation is attached inside it.
-    otelContext.with(telemetry.context, () =>
+    telemetry.inRequest(() =>
       admit().then(
         () => next(),
         (error) => sendError(response, error, requestId, options),

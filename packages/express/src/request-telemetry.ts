@@ -1,21 +1,13 @@
 import { InfergateError, lazyInstruments, sdkTracer } from '@infergate/core';
-import {
-  type Attributes,
-  type Context,
-  context,
-  propagation,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  type TextMapGetter,
-  trace,
-} from '@opentelemetry/api';
+import { loadOtel, otelRegistered } from '@infergate/core/internal/lazy-otel';
+import type { Attributes, Context, Span, TextMapGetter } from '@opentelemetry/api';
 import type { HttpRequest, HttpResponse } from './http-types.js';
 import { VERSION } from './version.js';
 
 const SCOPE = '@infergate/express';
 
-const instruments = lazyInstruments(SCOPE, VERSION, (meter) => ({
+// Rebuilt when the application registers (or replaces) its MeterProvider, even after the middleware was made.
+const registeredInstruments = lazyInstruments(SCOPE, VERSION, (meter) => ({
   requests: meter.createCounter('infergate.express.requests', {
     description: 'HTTP requests the infergate middleware saw, by route and status',
     unit: '{request}',
@@ -28,6 +20,14 @@ const instruments = lazyInstruments(SCOPE, VERSION, (meter) => ({
     },
   }),
 }));
+
+/**
+ * The middleware's instruments, or `undefined` while no MeterProvider is registered. While nothing
+ * at all is registered with the OpenTelemetry API this answers without loading it.
+ */
+function instruments() {
+  return otelRegistered() ? registeredInstruments() : undefined;
+}
 
 const headerGetter: TextMapGetter<HttpRequest> = {
   keys: (carrier) => Object.keys(carrier.headers),
@@ -43,14 +43,19 @@ function routeOf(request: HttpRequest): string | undefined {
 }
 
 export interface RequestTelemetry {
-  /** The context the rest of the request runs in (the server span active). */
-  readonly context: Context;
+  /** Runs the rest of the request in its context (the server span active). */
+  inRequest<R>(run: () => R): R;
   /** Runs the budget check under an `infergate.budget` span. */
   budget<R>(tenant: string, run: () => Promise<R>): Promise<R>;
 }
 
+/**
+ * With `tracing: false`, or while nothing is registered with the OpenTelemetry API: the request
+ * runs in the context it came in with (entering the active context again would change nothing, and
+ * with nothing registered there is no context manager, hence no context to enter).
+ */
 const OFF: RequestTelemetry = {
-  context: context.active(),
+  inRequest: (run) => run(),
   budget: (_tenant, run) => run(),
 };
 
@@ -65,23 +70,34 @@ export function startRequestTelemetry(
   request: HttpRequest,
   response: HttpResponse,
 ): RequestTelemetry {
-  if (!enabled) return { ...OFF, context: context.active() };
-  const tracer = sdkTracer(SCOPE, VERSION);
+  if (!enabled) return OFF;
   const started = performance.now();
   const method = request.method ?? 'GET';
-  let active = context.active();
+  // Nothing registered with the API (decision 0025, third addendum): no tracer, no propagator, no
+  // context manager, so no span and no context; a MeterProvider registered before the response
+  // ends still counts the request, as before.
+  const registered = otelRegistered();
+  const tracer = registered ? sdkTracer(SCOPE, VERSION) : undefined;
+  let active: Context | undefined;
   let own: Span | undefined;
-  if (tracer !== undefined && trace.getSpan(active)?.isRecording() !== true) {
-    active = propagation.extract(active, request, headerGetter);
-    own = tracer.startSpan(
-      method,
-      {
-        kind: SpanKind.SERVER,
-        attributes: { 'http.request.method': method, 'url.path': (request.url ?? '/').split('?')[0] ?? '/' },
-      },
-      active,
-    );
-    active = trace.setSpan(active, own);
+  if (registered) {
+    const { context, propagation, SpanKind, trace } = loadOtel();
+    active = context.active();
+    if (tracer !== undefined && trace.getSpan(active)?.isRecording() !== true) {
+      active = propagation.extract(active, request, headerGetter);
+      own = tracer.startSpan(
+        method,
+        {
+          kind: SpanKind.SERVER,
+          attributes: {
+            'http.request.method': method,
+            'url.path': (request.url ?? '/').split('?')[0] ?? '/',
+          },
+        },
+        active,
+      );
+      active = trace.setSpan(active, own);
+    }
   }
   let ended = false;
   const end = () => {
@@ -94,7 +110,7 @@ export function startRequestTelemetry(
     if (own !== undefined) {
       own.setAttributes(attributes);
       if (route !== undefined) own.updateName(`${method} ${route}`);
-      if (status >= 500) own.setStatus({ code: SpanStatusCode.ERROR });
+      if (status >= 500) own.setStatus({ code: loadOtel().SpanStatusCode.ERROR });
       own.end();
     }
     const recording = instruments();
@@ -104,9 +120,13 @@ export function startRequestTelemetry(
   response.once('finish', end);
   response.once('close', end);
   return {
-    context: active,
+    inRequest(run) {
+      if (active === undefined) return run();
+      return loadOtel().context.with(active, run);
+    },
     async budget(tenant, run) {
       if (tracer === undefined) return run();
+      const { context, SpanKind, SpanStatusCode, trace } = loadOtel();
       const span = tracer.startSpan(
         'infergate.budget',
         { kind: SpanKind.INTERNAL, attributes: { 'infergate.tenant': tenant } },

@@ -1,11 +1,6 @@
 import { createCallScope, ErrorCode, InfergateError, parseOptions } from '@infergate/core';
-import {
-  INVALID_SPAN_CONTEXT,
-  context as otelContext,
-  type Span,
-  SpanStatusCode,
-  trace,
-} from '@opentelemetry/api';
+import { loadOtel, NON_RECORDING_SPAN, otelRegistered } from '@infergate/core/internal/lazy-otel';
+import type { Context, Span } from '@opentelemetry/api';
 import { buildGraph, type Graph, INPUT, resolveReference } from './internal/pipeline-graph.js';
 import { type PipelineOptions, pipelineOptionsSchema, type StepCost } from './pipeline-options.js';
 import { valueMismatch } from './port-type.js';
@@ -41,10 +36,13 @@ export interface PipelineResult {
 /** How much longer than the run's time left a step's call may take (see `StepContext.callTimeoutMs`). */
 const CALL_TIMEOUT_MARGIN_MS = 50;
 
-const tracer = () => trace.getTracer('@infergate/pipeline', VERSION);
+const tracer = () => loadOtel().trace.getTracer('@infergate/pipeline', VERSION);
 
-/** The span of a pipeline with `tracing: false`: records nothing and never becomes a parent. */
-const NO_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+/**
+ * The span of a run or step with `tracing: false`, or of a run that began while nothing was
+ * registered with the OpenTelemetry API: records nothing and never becomes a parent.
+ */
+const NO_SPAN = NON_RECORDING_SPAN;
 
 /**
  * A DAG of steps (Triton models, LLM calls, functions) with typed tensor and field mapping between
@@ -86,7 +84,10 @@ export class Pipeline {
       what: `pipeline '${this.name}'`,
       own: true,
     });
-    const tracing = this.#options.tracing;
+    // Nothing registered with the API (decision 0025, third addendum): no tracer and no context
+    // manager, so the run has no span and its steps no context to enter; the API stays unloaded.
+    const parent = otelRegistered() ? loadOtel().context.active() : undefined;
+    const tracing = this.#options.tracing && parent !== undefined;
     const span = tracing
       ? tracer().startSpan(`pipeline ${this.name}`, {
           attributes: {
@@ -95,22 +96,28 @@ export class Pipeline {
           },
         })
       : NO_SPAN;
-    const parent = tracing ? trace.setSpan(otelContext.active(), span) : otelContext.active();
-    const run = new PipelineRun(this.name, this.#options, this.#graph, scope, parent, options.tenant);
+    const runContext = tracing ? loadOtel().trace.setSpan(parent, span) : parent;
+    const run = new PipelineRun(this.name, this.#options, this.#graph, scope, runContext, options.tenant);
     try {
       const result = await run.execute(inputs);
       span.setAttribute('infergate.cost.usd', result.costUsd);
       return result;
     } catch (error) {
       const typed = InfergateError.from(error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: typed.rawMessage });
-      span.setAttribute('error.type', typed.code);
+      failSpan(span, typed);
       throw typed;
     } finally {
       scope.dispose();
       span.end();
     }
   }
+}
+
+/** Marks a span failed with the error (loads nothing for `NO_SPAN`, which records nothing). */
+function failSpan(span: Span, error: InfergateError): void {
+  if (span === NO_SPAN) return;
+  span.setStatus({ code: loadOtel().SpanStatusCode.ERROR, message: error.rawMessage });
+  span.setAttribute('error.type', error.code);
 }
 
 function resolve(options: PipelineOptions) {
@@ -132,7 +139,8 @@ class PipelineRun {
     readonly options: ReturnType<typeof resolve>,
     readonly graph: Graph,
     readonly scope: ReturnType<typeof createCallScope>,
-    readonly parent: ReturnType<typeof otelContext.active>,
+    /** The run's context; `undefined` when it began while nothing was registered with the API. */
+    readonly parent: Context | undefined,
     readonly tenant: string | undefined,
   ) {}
 
@@ -208,7 +216,8 @@ class PipelineRun {
       const value = resolveReference(reference, this.#values);
       values[input] = bound.map === undefined ? value : bound.map(value);
     }
-    const tracing = this.options.tracing;
+    const parent = this.parent;
+    const tracing = this.options.tracing && parent !== undefined;
     const span = tracing
       ? tracer().startSpan(
           `pipeline.step ${name}`,
@@ -220,10 +229,10 @@ class PipelineRun {
               ...(this.tenant === undefined ? {} : { 'infergate.tenant': this.tenant }),
             },
           },
-          this.parent,
+          parent,
         )
       : NO_SPAN;
-    const stepContext = tracing ? trace.setSpan(this.parent, span) : this.parent;
+    const stepContext = tracing ? loadOtel().trace.setSpan(parent, span) : parent;
     const context: StepContext = {
       pipeline: this.name,
       step: name,
@@ -238,7 +247,9 @@ class PipelineRun {
     const started = performance.now();
     try {
       const outcome = await this.scope.race(
-        otelContext.with(stepContext, () => binding.step.run(values, context)),
+        stepContext === undefined
+          ? binding.step.run(values, context)
+          : loadOtel().context.with(stepContext, () => binding.step.run(values, context)),
       );
       const missing = Object.keys(binding.step.outputs).filter((output) => !(output in outcome.outputs));
       if (missing.length > 0) {
@@ -312,8 +323,7 @@ class PipelineRun {
   }
 
   #end(span: Span, error: InfergateError): void {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: error.rawMessage });
-    span.setAttribute('error.type', error.code);
+    failSpan(span, error);
     span.end();
   }
 }

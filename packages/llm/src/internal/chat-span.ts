@@ -1,13 +1,6 @@
 import { type InfergateError, sdkTracer } from '@infergate/core';
-import {
-  type Attributes,
-  context,
-  propagation,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-} from '@opentelemetry/api';
+import { loadOtel, otelRegistered } from '@infergate/core/internal/lazy-otel';
+import type { Attributes, Span } from '@opentelemetry/api';
 import type { ChatMessage, ChatRequest, ChatUsage, FinishReason } from '../types.js';
 import { VERSION } from '../version.js';
 
@@ -46,7 +39,10 @@ function inputMessages(messages: readonly ChatMessage[]): string {
  * completion text are recorded only with `captureContent` (gen_ai.input.messages / output.messages).
  */
 export function startChatSpan(options: ChatSpanOptions): ChatSpan {
-  if (!options.enabled) return noop;
+  // Nothing registered with the API (no tracer, no propagator): it would only hand out no-ops, and
+  // loading it would cost a first call its load (decision 0025, third addendum).
+  if (!options.enabled || !otelRegistered()) return noop;
+  const { context, propagation, SpanKind, SpanStatusCode, trace } = loadOtel();
   const tracer = sdkTracer('@infergate/llm', VERSION);
   // No SDK: no span; a propagator registered on its own still carries the caller's context.
   if (tracer === undefined)

@@ -1,4 +1,5 @@
 import { createGenAiTimingHistograms, lazyInstruments } from '@infergate/core';
+import { otelRegistered } from '@infergate/core/internal/lazy-otel';
 import type { Attributes } from '@opentelemetry/api';
 import type { ChatUsage } from '../types.js';
 import { VERSION } from '../version.js';
@@ -7,7 +8,8 @@ const TOKEN_BUCKETS = [
   1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
 ];
 
-const instruments = lazyInstruments('@infergate/llm', VERSION, (meter) => ({
+// Rebuilt when the application registers (or replaces) its MeterProvider, even after the model was made.
+const registeredInstruments = lazyInstruments('@infergate/llm', VERSION, (meter) => ({
   ...createGenAiTimingHistograms(meter),
   tokens: meter.createHistogram('gen_ai.client.token.usage', {
     description: 'Number of input and output tokens used',
@@ -15,6 +17,14 @@ const instruments = lazyInstruments('@infergate/llm', VERSION, (meter) => ({
     advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
   }),
 }));
+
+/**
+ * The GenAI instruments, or `undefined` while no MeterProvider is registered. While nothing at all
+ * is registered with the OpenTelemetry API this answers without loading it.
+ */
+function instruments() {
+  return otelRegistered() ? registeredInstruments() : undefined;
+}
 
 export interface ChatMetricsOptions {
   enabled: boolean;
