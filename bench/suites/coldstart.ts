@@ -5,7 +5,8 @@
 // uses it, bundled with esbuild as a Workers project would (ESM, minified, no Node platform).
 // For information (no targets): the batcher's and the router's import → construction with valid
 // options in a fresh process, what a serverless handler that builds them at load pays (decision 0025),
-// and whether that loaded @opentelemetry/api with nothing registered (it should not: second addendum).
+// and whether that loaded @opentelemetry/api with nothing registered (it should not: second addendum);
+// the same for llm, express, pipeline and cost (third and fourth addenda).
 //   pnpm build && pnpm bench coldstart [--runs 15]
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -28,22 +29,65 @@ const transport = { infer: async () => ({}), stream: () => ({}) };
 const started = performance.now();
 const loaded = await import(process.argv[2]);
 const imported = performance.now();
-if (process.argv[3] === 'batcher')
-  loaded.createMicroBatcher(transport, { maxBatchSize: 32, maxQueueDelayMs: 5, tenants: { a: { weight: 2 } } });
-else
-  loaded.createInferRouter({
-    targets: [{ name: 'a', transport }, { name: 'b', transport, breaker: { openMs: 500 } }],
-    route: { fallback: ['a', 'b'] },
-    attemptTimeoutMs: 1000,
-  });
+const json = { kind: 'json' };
+switch (process.argv[3]) {
+  case 'batcher':
+    loaded.createMicroBatcher(transport, { maxBatchSize: 32, maxQueueDelayMs: 5, tenants: { a: { weight: 2 } } });
+    break;
+  case 'router':
+    loaded.createInferRouter({
+      targets: [{ name: 'a', transport }, { name: 'b', transport, breaker: { openMs: 500 } }],
+      route: { fallback: ['a', 'b'] },
+      attemptTimeoutMs: 1000,
+    });
+    break;
+  case 'llm':
+    loaded.createOpenAIChatModel({ apiKey: 'sk-coldstart', baseURL: 'http://127.0.0.1:9/v1' });
+    break;
+  case 'express':
+    loaded.infergate({ gateway: {} });
+    break;
+  case 'pipeline':
+    loaded.createPipeline({
+      name: 'coldstart',
+      inputs: { x: json },
+      steps: {
+        echo: {
+          step: loaded.functionStep({ inputs: { v: json }, outputs: { v: json }, run: async ({ v }) => ({ outputs: { v } }) }),
+          inputs: { v: 'input.x' },
+        },
+      },
+      outputs: { y: 'echo.v' },
+    });
+    break;
+  case 'cost':
+    loaded.createCostTracker({ budgets: [{ id: 'daily', scope: ['tenant'], window: 'day', hardLimitUsd: 10 }] });
+    break;
+  default:
+    throw new Error('no construction for ' + process.argv[3]);
+}
 const made = performance.now();
 const otelLoaded = Object.keys(createRequire(import.meta.url).cache).some((path) =>
   /[\\\\/]@opentelemetry[\\\\/]api[\\\\/]/.test(path));
 process.stdout.write(JSON.stringify([imported - started, made - imported, otelLoaded]));
 process.exit(0);`;
 
-/** The two packages whose construction validates options with zod (or, with valid ones, without). */
-const CONSTRUCTED = { batcher: 'createMicroBatcher', router: 'createInferRouter' } as const;
+/**
+ * The packages made after import: the batcher and the router validate valid options without zod
+ * (decision 0025); these two and llm, express, pipeline and cost load @opentelemetry/api only once
+ * something is registered with it (its second to fourth addenda), which `opentelemetryApiLoaded` shows.
+ */
+const CONSTRUCTED = {
+  batcher: 'createMicroBatcher',
+  router: 'createInferRouter',
+  llm: 'createOpenAIChatModel',
+  express: 'infergate',
+  pipeline: 'createPipeline',
+  cost: 'createCostTracker',
+} as const;
+
+/** The figures named in `ratios` (for information, no targets); the others are in `cases` only. */
+const CONSTRUCT_RATIOS: ReadonlySet<string> = new Set(['batcher', 'router']);
 
 function constructMs(name: keyof typeof CONSTRUCTED, script: string): [number, number, boolean] {
   const entry = join(ROOT, 'packages', name, 'dist', 'index.js');
@@ -195,6 +239,7 @@ export async function run(): Promise<void> {
       // Whether any of the processes had loaded @opentelemetry/api by then (no SDK registered).
       extra: { importMs: median(imported), constructMs: median(made), opentelemetryApiLoaded: otel },
     });
+    if (!CONSTRUCT_RATIOS.has(name)) continue;
     ratios[`${name}_import_construct_ms`] = total;
     ratios[`${name}_construct_ms`] = median(made);
   }

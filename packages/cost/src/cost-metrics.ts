@@ -1,4 +1,5 @@
 import { createLiveGauge, lazyInstruments } from '@infergate/core';
+import { otelRegistered } from '@infergate/core/internal/lazy-otel';
 import type { Attributes, ObservableResult } from '@opentelemetry/api';
 import type { Reservation } from './budget-ledger.js';
 import { VERSION } from './version.js';
@@ -13,7 +14,8 @@ interface LineRoom {
 // Trackers whose budget lines the gauge reports; bounded per tracker (see CostMetrics).
 const live = new Set<CostMetrics>();
 
-const instruments = lazyInstruments('@infergate/cost', VERSION, (meter) => {
+// Rebuilt when the application registers (or replaces) its MeterProvider, even after the tracker was made.
+const registeredInstruments = lazyInstruments('@infergate/cost', VERSION, (meter) => {
   createLiveGauge(
     meter,
     'infergate.cost.budget.remaining',
@@ -34,6 +36,15 @@ const instruments = lazyInstruments('@infergate/cost', VERSION, (meter) => {
     }),
   };
 });
+
+/**
+ * The cost instruments, or `undefined` while no MeterProvider is registered. While nothing at all
+ * is registered with the OpenTelemetry API this answers without loading it (decision 0025, fourth
+ * addendum).
+ */
+function instruments() {
+  return otelRegistered() ? registeredInstruments() : undefined;
+}
 
 /** The counter a held reservation was counted on, to take it off the same one. */
 type ReservationCounter = NonNullable<ReturnType<typeof instruments>>['reservations'];
