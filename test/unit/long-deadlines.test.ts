@@ -113,6 +113,64 @@ describe.each(['http2', 'grpc-js'] as const)(
   },
 );
 
+describe('the grpc-js engine against a server that ignores grpc-timeout', () => {
+  // grpc-js arms no timer of its own for a deadline past 2^31 − 1 ms: the client's does.
+  let peer: Http2Server;
+  beforeAll(async () => {
+    peer = createServer();
+    // Answers headers, then nothing: only the client's deadline ends a call.
+    peer.on('stream', (stream) => {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+      stream.on('error', () => {});
+    });
+    peer.listen(0, '127.0.0.1');
+    await once(peer, 'listening');
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => peer.close(resolve));
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it.each(['unary', 'stream'] as const)(
+    'ends a %s call when its deadline is due, not before',
+    async (kind) => {
+      const { port } = peer.address() as AddressInfo;
+      // No keepalive: its ping's answer needs the network, which the fake clock outruns.
+      const client = createTritonClient({
+        url: `127.0.0.1:${port}`,
+        engine: 'grpc-js',
+        enableGpuIpc: false,
+        channelOptions: { 'grpc.keepalive_time_ms': 0 },
+      });
+      try {
+        await client.grpc.ready();
+        vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+        const settled = vi.fn();
+        const options = { timeoutMs: 3e9 };
+        const call =
+          kind === 'unary'
+            ? client.infer('m', [], options)
+            : (async () => {
+                for await (const _ of client.inferStream('m', [], options));
+              })();
+        call.then(settled, settled);
+        await new Promise((resolve) => setImmediate(resolve));
+        await vi.advanceTimersByTimeAsync(2 ** 31);
+        expect(settled).not.toHaveBeenCalled();
+        await vi.advanceTimersByTimeAsync(3e9 - 2 ** 31 - 1);
+        expect(settled).not.toHaveBeenCalled();
+        await vi.advanceTimersByTimeAsync(1);
+        await expect(call).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' });
+      } finally {
+        vi.useRealTimers();
+        await client.close();
+      }
+    },
+  );
+});
+
 describe('a deadline beyond 2^31 − 1 ms on the HTTP client', () => {
   for (const timeoutMs of LONG) {
     it(`infers with timeoutMs ${timeoutMs}`, async () => {

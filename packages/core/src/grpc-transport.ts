@@ -257,6 +257,8 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
             expired = true;
             call.cancel();
           }, timeoutMs);
+          // As grpc-js's own deadline timer: the call, not its deadline, holds the process.
+          longDeadline?.unref();
         }
       } catch (error) {
         reject(InfergateError.from(error));
@@ -441,6 +443,7 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
         { endpoint: this.address },
       );
     const metadata = this.metadata(options);
+    const timeoutMs = this.timeoutOf(options);
     const method = MODEL_STREAM_INFER;
     const span = startRpcSpan(
       this.options.tracing,
@@ -456,11 +459,18 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
       (buffer: Buffer) =>
         wire.fromBinary(wire.ModelStreamInferResponseSchema, buffer) as ModelStreamInferResponse,
       metadata,
-      this.deadline(options),
+      this.deadline(options, timeoutMs),
     );
     const { signal } = options;
     const onAbort = () => call.cancel();
     signal?.addEventListener('abort', onAbort, { once: true });
+    if (timeoutMs !== undefined && timeoutMs > MAX_TIMER_MS) {
+      // grpc-js arms no timer for a deadline past 2^31 − 1 ms: this one ends the stream when it is
+      // due, as grpc-js would (status DEADLINE_EXCEEDED), and goes with the call's status.
+      const longDeadline = setLongTimeout(expireStream, timeoutMs, call);
+      longDeadline?.unref();
+      call.once('status', () => clearLongTimer(longDeadline));
+    }
     let ended = false;
     return {
       call,
@@ -541,6 +551,13 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     this.h2?.close();
     this.#client?.close();
   }
+}
+
+/** Ends a grpc-js stream whose deadline passed with DEADLINE_EXCEEDED (as grpc-js's own deadline does). */
+function expireStream(call: grpc.ClientDuplexStream<Buffer, ModelStreamInferResponse>): void {
+  const inner = (call as { call?: { cancelWithStatus(code: number, details: string): void } }).call;
+  if (inner === undefined) call.cancel();
+  else inner.cancelWithStatus(4, 'Deadline exceeded');
 }
 
 /**
