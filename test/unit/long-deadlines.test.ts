@@ -171,6 +171,25 @@ describe('the grpc-js engine against a server that ignores grpc-timeout', () => 
   );
 });
 
+describe("the reference server's grpc-js transport", () => {
+  // grpc-js's server read a grpc-timeout over 2^31 − 1 ms as a negative 32-bit number and ended
+  // the call at once; the reference server drops such a header (the client's deadline holds).
+  it('answers a call whose grpc-timeout is over 2^31 − 1 ms', async () => {
+    const legacy = await startTestServer({ transport: 'grpc-js' });
+    const client = createTritonClient({ url: legacy.url, enableGpuIpc: false });
+    try {
+      // 2^31 − 1 ms goes as 2147484S (over 1e8 ms the http2 engine sends seconds, rounded up).
+      for (const timeoutMs of [2 ** 31 - 1, 3e9]) {
+        const result = await client.infer('fail', [], { ...SLOW_OK, timeoutMs });
+        expect(result.outputs).toHaveLength(1);
+      }
+    } finally {
+      await client.close();
+      await legacy.stop();
+    }
+  });
+});
+
 describe('a deadline beyond 2^31 − 1 ms on the HTTP client', () => {
   for (const timeoutMs of LONG) {
     it(`infers with timeoutMs ${timeoutMs}`, async () => {

@@ -5,6 +5,7 @@ import { MAX_MESSAGE_BYTES } from '@infergate/core';
 import { clearLongTimer, setLongTimeout } from '@infergate/core/internal/long-timer';
 import type { GrpcListener, GrpcListenerOptions, StopOutcome } from './grpc-listener.js';
 import { createGrpcService, type GrpcService } from './grpc-service.js';
+import { dropLongGrpcTimeouts } from './internal/long-grpc-timeout.js';
 import { exposeRequestEncoding } from './internal/request-encoding.js';
 import { trackSockets } from './internal/socket-tracker.js';
 import type { TestServerTls } from './server-options.js';
@@ -69,6 +70,7 @@ export class GrpcJsListener implements GrpcListener {
     this.#server = server;
     this.#sockets = trackSockets(server);
     exposeRequestEncoding(server);
+    dropLongGrpcTimeouts(server);
     return bound;
   }
 
