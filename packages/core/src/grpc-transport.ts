@@ -221,7 +221,7 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
         );
         let onAbort: (() => void) | undefined;
         // grpc-js arms no timer for a deadline beyond setTimeout's 2^31 − 1 ms (it leaves it to the
-        // server, which Triton does not enforce): this one ends the call when it is due.
+        // server's grpc-timeout): this one ends the call when it is due, whatever the server does.
         let longDeadline: LongTimer | undefined;
         let expired = false;
         const call = this.client.makeUnaryRequest(
