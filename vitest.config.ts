@@ -20,6 +20,10 @@ const alias = [
     find: /^@infergate\/core\/internal\/lazy-otel$/,
     replacement: source('./packages/core/src/internal/lazy-otel.ts'),
   },
+  {
+    find: /^@infergate\/core\/internal\/long-timer$/,
+    replacement: source('./packages/core/src/internal/long-timer.ts'),
+  },
   { find: /^@infergate\/model-config\/cli$/, replacement: source('./packages/model-config/src/cli.ts') },
   { find: /^@infergate\/([a-z-]+)$/, replacement: source('./packages/$1/src/index.ts') },
 ];

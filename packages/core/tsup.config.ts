@@ -11,6 +11,8 @@ const entry = {
   'option-checks': 'src/internal/option-checks.ts',
   // Internal: the OpenTelemetry API's lazy loader, which the batcher and the router share (decision 0025).
   'lazy-otel': 'src/internal/lazy-otel.ts',
+  // Internal: timers for any delay (setTimeout's limit is 2^31 − 1 ms), which every package's timers share.
+  'long-timer': 'src/internal/long-timer.ts',
 };
 
 export default defineConfig([

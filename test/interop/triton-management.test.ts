@@ -1,12 +1,13 @@
 // Health, metadata, config, statistics and the model repository.
 // @infergate/core against the interop run's one real Triton 2.51 (PyTriton 0.7.0, CPU), started once
 // for every file by global-setup.ts. See README.md in this folder.
-import { InfergateError } from '@infergate/core';
+import { createTritonClient, InfergateError } from '@infergate/core';
+import { createHttpClient } from '@infergate/core/http';
 import { describe, expect, it } from 'vitest';
 import { sharedTritonClients } from './shared-triton.js';
 import { caught, slowInput } from './triton-helpers.js';
 
-const { client } = sharedTritonClients(async ({ client }) => {
+const { client, triton } = sharedTritonClients(async ({ client }) => {
   // The repository tests unload and reload repo_identity and put it back as the repository has it;
   // if one failed half-way, reload it from the repository so later files see the usual server.
   try {
@@ -72,6 +73,27 @@ describe('health, metadata, config and statistics', () => {
     // slow_queue runs one request at a time, in order: once a later request is served, the abandoned
     // one has finished too and leaves nothing behind for the next test.
     expect((await client.infer('slow_queue', slowInput(2))).output('OUTPUT0').toArray()).toEqual([2]);
+  });
+
+  it('a deadline beyond 2^31 − 1 ms, or Infinity (none), does not end the call early, on every transport', async () => {
+    // setTimeout fires a delay over 2^31 − 1 ms after 1 ms: such a deadline failed the call at once.
+    const grpcJs = createTritonClient({ url: triton.grpcAddress, enableGpuIpc: false, engine: 'grpc-js' });
+    const http = createHttpClient({ url: `http://${triton.httpAddress}` });
+    try {
+      for (const timeoutMs of [3e9, 1e15, Number.POSITIVE_INFINITY]) {
+        for (const [name, transport] of [
+          ['http2', client],
+          ['grpc-js', grpcJs],
+          ['http', http],
+        ] as const) {
+          const result = await transport.infer('slow_queue', slowInput(3), { timeoutMs });
+          expect([name, timeoutMs, result.output('OUTPUT0').toArray()]).toEqual([name, timeoutMs, [3]]);
+        }
+      }
+    } finally {
+      await grpcJs.close();
+      await http.close();
+    }
   });
 
   it('an unknown model is reported by name', async () => {

@@ -3,7 +3,7 @@ import { createServer } from 'node:http2';
 import { type AddressInfo, createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { createGrpcTransport, ErrorCode, InfergateError, InferResult } from '@infergate/core';
 import { generateTestCertificates, type TestCertificates } from '@infergate/testing';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   cleanups,
   closeAll,
@@ -14,6 +14,15 @@ import {
 } from './http2-engine-test-servers.js';
 
 afterEach(closeAll);
+
+/** Waits for `condition` on real time (setImmediate turns, at most 10 s), whatever the fake clock. */
+async function untilReal(condition: () => boolean): Promise<void> {
+  const bound = performance.now() + 10_000;
+  while (!condition()) {
+    if (performance.now() > bound) throw new Error('the condition did not hold within 10 s');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
 
 describe('TLS and keepalive on the http2 engine', () => {
   let certs: TestCertificates;
@@ -111,5 +120,58 @@ describe('TLS and keepalive on the http2 engine', () => {
     await expect.poll(() => changes).toContainEqual({ from: 'connecting', to: 'ready' });
     await expect.poll(() => changes).toContainEqual({ from: 'ready', to: 'idle' });
     await expect.poll(() => closedByClient).toBeGreaterThanOrEqual(1);
+  });
+
+  it('waits a keepalive timeoutMs beyond 2^31 − 1 ms for the ping answer, and closes when it is due', async () => {
+    // Ready (its SETTINGS frame), then answers nothing; counts the PINGs it reads.
+    const sockets = new Set<Socket>();
+    let pings = 0;
+    const silent: Server = createTcpServer((socket) => {
+      sockets.add(socket);
+      let pending = Buffer.alloc(0);
+      let prefaceLeft = 24;
+      socket.on('data', (chunk: Buffer) => {
+        pending = Buffer.concat([pending, chunk]);
+        const skip = Math.min(prefaceLeft, pending.length);
+        prefaceLeft -= skip;
+        pending = pending.subarray(skip);
+        while (prefaceLeft === 0 && pending.length >= 9) {
+          const length = pending.readUIntBE(0, 3);
+          if (pending.length < 9 + length) break;
+          if (pending[3] === 6 && ((pending[4] as number) & 1) === 0) pings++;
+          pending = pending.subarray(9 + length);
+        }
+      });
+      socket.on('close', () => sockets.delete(socket));
+      socket.write(Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]));
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    cleanups.push(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    });
+    // The ping's timeout on the fake clock; the keepalive interval (50 ms) and the sockets on real time.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    cleanups.push(() => {
+      vi.useRealTimers();
+    });
+    const transport = createGrpcTransport({
+      url: `127.0.0.1:${(silent.address() as AddressInfo).port}`,
+      engine: 'http2',
+      enableGpuIpc: false,
+      keepalive: { timeMs: 50, timeoutMs: 3e9, permitWithoutCalls: true },
+    });
+    cleanups.push(() => transport.close());
+    const changes = watch(transport);
+    transport.connectivityState(true);
+    // Polled on real time: expect.poll would move the fake clock.
+    await untilReal(() => pings === 1);
+    await vi.advanceTimersByTimeAsync(2 ** 31);
+    await vi.advanceTimersByTimeAsync(3e9 - 2 ** 31 - 1);
+    expect(changes).not.toContainEqual({ from: 'ready', to: 'idle' });
+    expect(transport.connectivityState()).toBe('ready');
+    await vi.advanceTimersByTimeAsync(1);
+    await untilReal(() => transport.connectivityState() === 'idle');
+    expect(changes).toContainEqual({ from: 'ready', to: 'idle' });
   });
 });

@@ -1,6 +1,6 @@
 import { createStatisticsPoller, createTritonClient, type TritonClient } from '@infergate/core';
 import { startTestServer, type TestServer } from '@infergate/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type InMemoryMetrics, installInMemoryMetrics } from './otel-metrics.js';
 
 let server: TestServer;
@@ -52,6 +52,24 @@ describe('statistics poller', () => {
       expect(poller.lastError?.code).toBe('NOT_FOUND');
     } finally {
       poller.close();
+    }
+  });
+
+  it('polls at an intervalMs beyond 2^31 − 1 ms once per period, not every millisecond', async () => {
+    // A fake client: only the timer is under test.
+    const modelStatistics = vi.fn(async () => []);
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] });
+    const poller = createStatisticsPoller({ client: { modelStatistics } as never, intervalMs: 3e9 });
+    try {
+      await vi.advanceTimersByTimeAsync(3e9 - 1);
+      expect(modelStatistics).not.toHaveBeenCalled();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(modelStatistics).toHaveBeenCalledTimes(1);
+      await vi.advanceTimersByTimeAsync(3e9);
+      expect(modelStatistics).toHaveBeenCalledTimes(2);
+    } finally {
+      poller.close();
+      vi.useRealTimers();
     }
   });
 

@@ -8,6 +8,7 @@ import {
   type InferResponse,
   type InferTransport,
 } from '@infergate/core';
+import { clearLongTimer, setLongTimeout } from '@infergate/core/internal/long-timer';
 import { isPlainObject } from '@infergate/core/internal/option-checks';
 import { sendBatch } from './internal/batch-dispatch.js';
 import { type BatchShape, batchShape } from './internal/batch-key.js';
@@ -304,14 +305,15 @@ export class MicroBatcher implements InferTransport {
     const timer =
       timeoutMs === undefined
         ? undefined
-        : setTimeout(
+        : // Any length (Infinity: none), as the transports take it.
+          setLongTimeout(
             () => this.#leave(lane, bucket, pending, batcherErrors.deadlinePassed(request.model, timeoutMs)),
             timeoutMs,
           );
     if (onAbort !== undefined) signal?.addEventListener('abort', onAbort, { once: true });
     pending.onSettle(() => {
       if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
-      if (timer !== undefined) clearTimeout(timer);
+      if (timer !== undefined) clearLongTimer(timer);
     });
   }
 
@@ -369,7 +371,8 @@ export class MicroBatcher implements InferTransport {
     for (const bucket of lane.buckets.values()) {
       const oldest = bucket.queue.oldest();
       if (oldest === undefined || bucket.timer !== undefined) continue;
-      bucket.timer = setTimeout(
+      // maxQueueDelayMs has no upper bound.
+      bucket.timer = setLongTimeout(
         () => {
           bucket.timer = undefined;
           this.#pump(lane);
@@ -399,7 +402,7 @@ export class MicroBatcher implements InferTransport {
       } else calls.push(call);
     }
     if (bucket.timer !== undefined) {
-      clearTimeout(bucket.timer);
+      clearLongTimer(bucket.timer);
       bucket.timer = undefined;
     }
     lane.prune(bucket);

@@ -195,6 +195,25 @@ describe('queue bounds and deadlines', () => {
     await batcher.close();
   });
 
+  it('holds a queued call with a deadline beyond 2^31 − 1 ms until it is due, and one with Infinity', async () => {
+    const transport = new EchoTransport({ hold: true });
+    const batcher = createMicroBatcher(transport, { maxInFlightBatches: 1 });
+    const sent = batcher.infer(one(0));
+    const late = batcher.infer(one(1), { timeoutMs: 3e9 }).catch((error: unknown) => error);
+    const forever = batcher.infer(one(2), { timeoutMs: Number.POSITIVE_INFINITY });
+    await vi.advanceTimersByTimeAsync(3e9 - 1);
+    expect(batcher.stats().queued).toBe(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await late).toMatchObject({ code: ErrorCode.DeadlineExceeded });
+    expect(batcher.stats().queued).toBe(1);
+    transport.release();
+    await vi.advanceTimersByTimeAsync(0);
+    transport.release();
+    await Promise.all([sent, forever]);
+    expect(batcher.stats().rejections).toEqual({ DEADLINE_EXCEEDED: 1 });
+    await batcher.close();
+  });
+
   it('gives the batch RPC the latest member deadline and times members out one by one', async () => {
     const transport = new EchoTransport({ hold: true });
     const batcher = createMicroBatcher(transport, { maxInFlightBatches: 1 });

@@ -188,6 +188,28 @@ describe('infergate (the bin)', () => {
     expect(lines.map((line) => line.outputs[0].data[0]).join('')).toBe('one two three');
   });
 
+  it('stream: --timeout-ms beyond 2^31 − 1 ms bounds the stream without ending it at once', async () => {
+    // Each response waits 20 ms: a bound that fired after 1 ms (AbortSignal.timeout's overflow)
+    // ended the stream before its first.
+    const result = await infergate(
+      'stream',
+      'generate',
+      '--input',
+      'text_input:BYTES:1:one two',
+      '--input',
+      'stream:BOOL:1:true',
+      '--parameter',
+      'delay_ms=20',
+      '--timeout-ms',
+      '3000000000',
+      ...url(),
+      '--json',
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim().split('\n')).toHaveLength(2);
+  });
+
   it('stats: counts of a model after an inference', async () => {
     await infergate('infer', 'identity', '--input', 'INPUT0:BYTES:1:x', ...url());
     const stats = await infergate('stats', 'identity', ...url(), '--json');

@@ -57,6 +57,30 @@ describe('createCallScope', () => {
     expect(scope.signal?.aborted).toBe(false);
   });
 
+  it('aborts a deadline beyond 2^31 − 1 ms when it is due, not after 1 ms', () => {
+    const scope = createCallScope({ timeoutMs: 3e9 });
+    expect(scope.deadline).toBe(Date.now() + 3e9);
+    vi.advanceTimersByTime(2 ** 31);
+    expect(scope.signal?.aborted).toBe(false);
+    vi.advanceTimersByTime(3e9 - 2 ** 31 - 1);
+    expect(scope.signal?.aborted).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(scope.timedOut()).toBe(true);
+    expect(scope.signal?.reason).toMatchObject({ code: ErrorCode.DeadlineExceeded });
+  });
+
+  it('takes timeoutMs Infinity as no deadline: no timer, a pass-through scope', () => {
+    expect(createCallScope({ timeoutMs: Number.POSITIVE_INFINITY })).toBe(NO_SCOPE);
+    const parent = new AbortController();
+    const scope = createCallScope({ signal: parent.signal, timeoutMs: Number.POSITIVE_INFINITY, own: true });
+    expect(scope.deadline).toBeUndefined();
+    expect(scope.remainingMs()).toBeUndefined();
+    expect(vi.getTimerCount()).toBe(0);
+    parent.abort();
+    expect(scope.signal?.reason).toMatchObject({ code: ErrorCode.Cancelled });
+    expect(scope.timedOut()).toBe(false);
+  });
+
   it('refuses a timeout that is not a positive number', () => {
     for (const bad of [0, -1, Number.NaN]) {
       expect(() => createCallScope({ timeoutMs: bad })).toThrow(InfergateError);
@@ -70,6 +94,26 @@ describe('sleep', () => {
     const waiting = sleep(60_000, controller.signal);
     controller.abort();
     await expect(waiting).rejects.toMatchObject({ code: ErrorCode.Cancelled });
+  });
+
+  it('waits a delay beyond 2^31 − 1 ms to its end, and Infinity until the abort', async () => {
+    vi.useFakeTimers();
+    try {
+      const done = vi.fn();
+      const waiting = sleep(3e9).then(done);
+      await vi.advanceTimersByTimeAsync(3e9 - 1);
+      expect(done).not.toHaveBeenCalled();
+      await vi.advanceTimersByTimeAsync(1);
+      await waiting;
+      expect(done).toHaveBeenCalledOnce();
+      const controller = new AbortController();
+      const forever = sleep(Number.POSITIVE_INFINITY, controller.signal);
+      expect(vi.getTimerCount()).toBe(0);
+      controller.abort();
+      await expect(forever).rejects.toMatchObject({ code: ErrorCode.Cancelled });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('resolves after the delay', async () => {

@@ -1,4 +1,5 @@
 import { abortError, ErrorCode, InfergateError } from './errors.js';
+import { clearLongTimer, type LongTimer, setLongTimeout } from './internal/long-timer.js';
 
 /**
  * The lifetime of one call (or one attempt of it): a child AbortSignal that follows the caller's
@@ -28,7 +29,11 @@ export interface CallScope {
 export interface CallScopeOptions {
   /** The caller's signal; aborting it aborts the scope. */
   signal?: AbortSignal | undefined;
-  /** Deadline in ms from now; must be positive. @default none */
+  /**
+   * Deadline in ms from now; must be positive. `Infinity` means no deadline (as if absent); a finite
+   * value of any size is a deadline that fires when due, beyond setTimeout's 2^31 − 1 ms too.
+   * @default none
+   */
   timeoutMs?: number | undefined;
   /** Names what timed out in the DEADLINE_EXCEEDED message. @default "the call" */
   what?: string;
@@ -54,7 +59,10 @@ export const NO_SCOPE: CallScope = {
   dispose: noop,
 };
 
-/** Checks a per-call `timeoutMs`: INVALID_ARGUMENT unless it is absent or a positive number. */
+/**
+ * Checks a per-call `timeoutMs`: INVALID_ARGUMENT unless it is absent or a positive number.
+ * `Infinity` passes: it means no deadline.
+ */
 export function checkTimeoutMs(timeoutMs: number | undefined, what = 'timeoutMs'): void {
   if (timeoutMs === undefined) return;
   if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || Number.isNaN(timeoutMs)) {
@@ -120,8 +128,10 @@ function afterAbort<T>(work: Promise<T>, onLateSuccess: ((value: T) => unknown) 
  * a bad `timeoutMs` throws INVALID_ARGUMENT.
  */
 export function createCallScope(options: CallScopeOptions = {}): CallScope {
-  const { signal: parent, timeoutMs, what = 'the call', own = false } = options;
-  checkTimeoutMs(timeoutMs);
+  const { signal: parent, what = 'the call', own = false } = options;
+  checkTimeoutMs(options.timeoutMs);
+  // Infinity: no deadline, so no timer (setTimeout would fire it after 1 ms).
+  const timeoutMs = options.timeoutMs === Number.POSITIVE_INFINITY ? undefined : options.timeoutMs;
   if (timeoutMs === undefined && !own) {
     if (parent === undefined) return NO_SCOPE;
     return {
@@ -136,7 +146,7 @@ export function createCallScope(options: CallScopeOptions = {}): CallScope {
   }
   const controller = new AbortController();
   const signal = controller.signal;
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: LongTimer | undefined;
   let timeoutError: InfergateError | undefined;
   const onParentAbort = () => {
     if (parent !== undefined) controller.abort(abortError(parent));
@@ -145,7 +155,7 @@ export function createCallScope(options: CallScopeOptions = {}): CallScope {
   else parent?.addEventListener('abort', onParentAbort, { once: true });
   const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
   if (timeoutMs !== undefined && !signal.aborted) {
-    timer = setTimeout(() => {
+    timer = setLongTimeout(() => {
       timer = undefined;
       timeoutError = new InfergateError(
         ErrorCode.DeadlineExceeded,
@@ -158,7 +168,7 @@ export function createCallScope(options: CallScopeOptions = {}): CallScope {
     }, timeoutMs);
   }
   const dispose = () => {
-    if (timer !== undefined) clearTimeout(timer);
+    if (timer !== undefined) clearLongTimer(timer);
     timer = undefined;
     parent?.removeEventListener('abort', onParentAbort);
   };
@@ -176,16 +186,19 @@ export function createCallScope(options: CallScopeOptions = {}): CallScope {
   };
 }
 
-/** Waits `ms`, or rejects with the signal's typed reason (CANCELLED / DEADLINE_EXCEEDED) as soon as it aborts. */
+/**
+ * Waits `ms` (any length: beyond setTimeout's 2^31 − 1 ms too; Infinity until the signal aborts),
+ * or rejects with the signal's typed reason (CANCELLED / DEADLINE_EXCEEDED) as soon as it aborts.
+ */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.reject(abortError(signal));
   if (!(ms > 0)) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const onAbort = () => {
-      clearTimeout(timer);
+      clearLongTimer(timer);
       if (signal !== undefined) reject(abortError(signal));
     };
-    const timer = setTimeout(() => {
+    const timer = setLongTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
     }, ms);

@@ -31,10 +31,11 @@ import {
   writeOutputsIntoAt,
 } from './internal/infer-response-into.js';
 import { loadedGrpcWire, loadGrpc, loadGrpcWire } from './internal/lazy-modules.js';
+import { clearLongTimer, type LongTimer, MAX_TIMER_MS, setLongTimeout } from './internal/long-timer.js';
 import { explainLostMessage, lostMessage } from './internal/lost-message.js';
 import { SharedMemoryStager } from './internal/shm-stager.js';
 import { metadataSetter, startRpcSpan } from './internal/tracing.js';
-import { type LoadedForCall, waitForGrpcWire } from './internal/wait-for-grpc-wire.js';
+import { deadlineExceeded, type LoadedForCall, waitForGrpcWire } from './internal/wait-for-grpc-wire.js';
 import { channelTarget, type Endpoint, parseEndpoint, type ResolvedGrpcTransportOptions } from './options.js';
 import type { Parameters } from './parameters.js';
 import type { CallOptions, InferRequest, InferResponse, InferTransport } from './transport.js';
@@ -49,6 +50,8 @@ const STREAM_PARAMETERS: Parameters = { triton_enable_empty_final_response: true
 // The methods' names, written out so that calls need no descriptor before grpc-wire.ts loads.
 const MODEL_INFER = 'ModelInfer';
 const MODEL_STREAM_INFER = 'ModelStreamInfer';
+/** The longest grpc-timeout grpc-js can write: 99999999 hours, in ms. */
+const GRPC_JS_MAX_TIMEOUT_MS = 99_999_999 * 3_600_000;
 
 /**
  * One gRPC channel to one KServe v2 / Triton endpoint. Implements InferTransport for inference and
@@ -169,16 +172,20 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     }
   }
 
+  /** The call's deadline in ms; undefined for none, which `timeoutMs: Infinity` asks for too. */
   private timeoutOf(options: CallOptions): number | undefined {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     if (timeoutMs !== undefined && !(timeoutMs > 0))
       throw new InfergateError(ErrorCode.InvalidArgument, `timeoutMs must be positive, got ${timeoutMs}`);
-    return timeoutMs;
+    return timeoutMs === Number.POSITIVE_INFINITY ? undefined : timeoutMs;
   }
 
-  private deadline(options: CallOptions): grpc.CallOptions {
-    const timeoutMs = this.timeoutOf(options);
-    return timeoutMs === undefined ? {} : { deadline: Date.now() + timeoutMs };
+  private deadline(options: CallOptions, timeoutMs = this.timeoutOf(options)): grpc.CallOptions {
+    // grpc-js writes grpc-timeout in at most 8 digits of hours, and a deadline beyond that fails the
+    // call with an unhandled "Deadline is too far in the future" that never settles it.
+    return timeoutMs === undefined
+      ? {}
+      : { deadline: Date.now() + Math.min(timeoutMs, GRPC_JS_MAX_TIMEOUT_MS) };
   }
 
   private ensureOpen(): void {
@@ -202,7 +209,8 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
         const { signal } = options;
         if (signal?.aborted) throw abortError(signal, context);
         const metadata = this.metadata(options);
-        const callOptions = this.deadline(options);
+        const timeoutMs = this.timeoutOf(options);
+        const callOptions = this.deadline(options, timeoutMs);
         const span = startRpcSpan(
           this.options.tracing,
           method,
@@ -212,6 +220,10 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
           context.model ? context.model : undefined,
         );
         let onAbort: (() => void) | undefined;
+        // grpc-js arms no timer for a deadline beyond setTimeout's 2^31 − 1 ms (it leaves it to the
+        // server's grpc-timeout): this one ends the call when it is due, whatever the server does.
+        let longDeadline: LongTimer | undefined;
+        let expired = false;
         const call = this.client.makeUnaryRequest(
           methodPath(method),
           serialize,
@@ -221,8 +233,13 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
           callOptions,
           (error, value) => {
             if (onAbort) signal?.removeEventListener('abort', onAbort);
+            clearLongTimer(longDeadline);
             if (error) {
-              const mapped = signal?.aborted ? abortError(signal, context) : fromGrpcStatus(error, context);
+              const mapped = signal?.aborted
+                ? abortError(signal, context)
+                : expired
+                  ? deadlineExceeded(context)
+                  : fromGrpcStatus(error, context);
               span.end(mapped, error.code);
               void explainFailedConnect(mapped, this.endpoints, signal).then(reject);
             } else {
@@ -234,6 +251,14 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
         if (signal) {
           onAbort = () => call.cancel();
           signal.addEventListener('abort', onAbort, { once: true });
+        }
+        if (timeoutMs !== undefined && timeoutMs > MAX_TIMER_MS) {
+          longDeadline = setLongTimeout(() => {
+            expired = true;
+            call.cancel();
+          }, timeoutMs);
+          // As grpc-js's own deadline timer: the call, not its deadline, holds the process.
+          longDeadline?.unref();
         }
       } catch (error) {
         reject(InfergateError.from(error));
@@ -418,6 +443,7 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
         { endpoint: this.address },
       );
     const metadata = this.metadata(options);
+    const timeoutMs = this.timeoutOf(options);
     const method = MODEL_STREAM_INFER;
     const span = startRpcSpan(
       this.options.tracing,
@@ -433,11 +459,18 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
       (buffer: Buffer) =>
         wire.fromBinary(wire.ModelStreamInferResponseSchema, buffer) as ModelStreamInferResponse,
       metadata,
-      this.deadline(options),
+      this.deadline(options, timeoutMs),
     );
     const { signal } = options;
     const onAbort = () => call.cancel();
     signal?.addEventListener('abort', onAbort, { once: true });
+    if (timeoutMs !== undefined && timeoutMs > MAX_TIMER_MS) {
+      // grpc-js arms no timer for a deadline past 2^31 − 1 ms: this one ends the stream when it is
+      // due, as grpc-js would (status DEADLINE_EXCEEDED), and goes with the call's status.
+      const longDeadline = setLongTimeout(expireStream, timeoutMs, call);
+      longDeadline?.unref();
+      call.once('status', () => clearLongTimer(longDeadline));
+    }
     let ended = false;
     return {
       call,
@@ -518,6 +551,13 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     this.h2?.close();
     this.#client?.close();
   }
+}
+
+/** Ends a grpc-js stream whose deadline passed with DEADLINE_EXCEEDED (as grpc-js's own deadline does). */
+function expireStream(call: grpc.ClientDuplexStream<Buffer, ModelStreamInferResponse>): void {
+  const inner = (call as { call?: { cancelWithStatus(code: number, details: string): void } }).call;
+  if (inner === undefined) call.cancel();
+  else inner.cancelWithStatus(4, 'Deadline exceeded');
 }
 
 /**

@@ -2,6 +2,7 @@ import type { ObservableResult } from '@opentelemetry/api';
 import type { ModelOptions } from './client.js';
 import { InfergateError } from './errors.js';
 import { loadZod } from './internal/lazy-modules.js';
+import { clearLongTimer, setLongInterval } from './internal/long-timer.js';
 import { lazyInstruments } from './lazy-instruments.js';
 import { parseOptions } from './parse-options.js';
 import type { ModelStatistics } from './statistics.js';
@@ -134,9 +135,10 @@ export function createStatisticsPoller(options: StatisticsPollerOptions): Statis
   };
   live.add(state);
   instruments();
-  const timer = setInterval(() => void poll(), intervalMs);
+  // intervalMs has no upper bound: over 2^31 − 1 ms a plain interval would poll every millisecond.
+  const timer = setLongInterval(() => void poll(), intervalMs);
   // The poller never keeps a process alive on its own.
-  timer.unref?.();
+  timer?.unref?.();
   return {
     poll,
     get lastError() {
@@ -145,7 +147,7 @@ export function createStatisticsPoller(options: StatisticsPollerOptions): Statis
     close() {
       if (closed) return;
       closed = true;
-      clearInterval(timer);
+      clearLongTimer(timer);
       live.delete(state);
     },
   };

@@ -47,7 +47,12 @@ export interface InferResponse {
 export interface CallOptions {
   /** Aborting cancels the call (code CANCELLED). */
   signal?: AbortSignal;
-  /** Client-side deadline for the call, in ms (code DEADLINE_EXCEEDED). */
+  /**
+   * Client-side deadline for the call, in ms (code DEADLINE_EXCEEDED). Any finite positive value is
+   * a deadline that fires when due, also beyond 2^31 − 1 ms (setTimeout's limit, about 24.8 days).
+   * `Infinity` means no deadline: it overrides the client's default `timeoutMs`, arms no timer and
+   * sends no grpc-timeout.
+   */
   timeoutMs?: number;
   /** Extra gRPC metadata / HTTP headers for this call. */
   headers?: Readonly<Record<string, string>>;

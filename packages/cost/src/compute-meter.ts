@@ -1,4 +1,5 @@
 import { type ModelStatistics, parseOptions } from '@infergate/core';
+import { clearLongTimer, type LongTimer, setLongInterval } from '@infergate/core/internal/long-timer';
 import { z } from 'zod';
 import { functionSchema } from './internal/tracker-schema.js';
 
@@ -41,7 +42,7 @@ export class ComputeMeter {
   readonly #clock: () => number;
   #previous: { computeNs: bigint; rows: number; executions: number } | undefined;
   #latest: ComputeSample | undefined;
-  #timer: ReturnType<typeof setInterval> | undefined;
+  #timer: LongTimer | undefined;
 
   constructor(options: { source: StatisticsSource; model: string; clock?: () => number }) {
     parseOptions(meterOptionsSchema, options, 'compute meter options');
@@ -87,13 +88,14 @@ export class ComputeMeter {
   start(intervalMs = 10_000): this {
     this.stop();
     void this.sample().catch(() => undefined);
-    this.#timer = setInterval(() => void this.sample().catch(() => undefined), intervalMs);
-    this.#timer.unref?.();
+    // Any period: over 2^31 − 1 ms a plain interval would sample every millisecond.
+    this.#timer = setLongInterval(() => void this.sample().catch(() => undefined), intervalMs);
+    this.#timer?.unref?.();
     return this;
   }
 
   stop(): void {
-    if (this.#timer) clearInterval(this.#timer);
+    clearLongTimer(this.#timer);
     this.#timer = undefined;
   }
 }

@@ -160,6 +160,27 @@ describe('Breaker', () => {
     expect(restored.state).toMatchObject({ kind: 'half-open', trips: 3 });
   });
 
+  it('keeps a restored open state open until a halfOpenAt beyond 2^31 − 1 ms, then half-opens', () => {
+    const halfOpenAt = Date.now() + 3e9;
+    // A rolling window over 2^31 − 1 ms too, so its rotation interval is a long one.
+    const restored = breaker(
+      { rollingWindowMs: 1e10, rollingBuckets: 1 },
+      {
+        initialState: {
+          version: 1,
+          state: { kind: 'open', trips: 1, openedAt: Date.now(), halfOpenAt },
+          lastFailureAt: Date.now(),
+        },
+      },
+    );
+    vi.advanceTimersByTime(2 ** 31);
+    expect(restored.state.kind).toBe('open');
+    vi.advanceTimersByTime(halfOpenAt - Date.now() - 1);
+    expect(restored.state.kind).toBe('open');
+    vi.advanceTimersByTime(1);
+    expect(restored.state.kind).toBe('half-open');
+  });
+
   it('rejects a malformed saved state with INVALID_ARGUMENT', () => {
     expect(() => breaker({}, { initialState: { version: 1, state: { kind: 'ajar' } } as never })).toThrow(
       expect.objectContaining({ code: ErrorCode.InvalidArgument }),

@@ -1,6 +1,12 @@
 import { EventEmitter } from 'node:events';
 import { createCallScope, ErrorCode, InfergateError, parseOptions } from '@infergate/core';
 import {
+  clearLongTimer,
+  type LongTimer,
+  setLongInterval,
+  setLongTimeout,
+} from '@infergate/core/internal/long-timer';
+import {
   type BreakerSnapshot,
   type BreakerState,
   breakerSnapshotSchema,
@@ -131,7 +137,7 @@ export class Breaker {
   readonly #probe: ProbeFunction | undefined;
   readonly #events = new EventEmitter();
   readonly #window: RollingWindow;
-  readonly #rotateTimer: ReturnType<typeof setInterval>;
+  readonly #rotateTimer: LongTimer | undefined;
   #state: BreakerState = CLOSED;
   /**
    * `#state.kind === 'closed'`, kept beside it: a closed breaker (most calls) admits a call and
@@ -143,8 +149,8 @@ export class Breaker {
   /** Gateway failures since the last success (see `consecutiveGatewayFailures`). */
   #gatewayStreak = 0;
   #probeSuccesses = 0;
-  #halfOpenTimer: ReturnType<typeof setTimeout> | undefined;
-  #probeTimer: ReturnType<typeof setInterval> | undefined;
+  #halfOpenTimer: LongTimer | undefined;
+  #probeTimer: LongTimer | undefined;
   #probing = false;
   #disposed = false;
 
@@ -159,11 +165,12 @@ export class Breaker {
         : (acceptBreakerSnapshot(init.initialState) ??
           parseOptions(breakerSnapshotSchema(), init.initialState, `breaker state of '${init.name}'`));
     this.#window = new RollingWindow(init.options.rollingBuckets);
-    this.#rotateTimer = setInterval(
+    // The options have no upper bound, nor has a restored halfOpenAt: every timer here takes any delay.
+    this.#rotateTimer = setLongInterval(
       () => this.#window.rotate(),
       Math.max(1, Math.floor(init.options.rollingWindowMs / init.options.rollingBuckets)),
     );
-    this.#rotateTimer.unref?.();
+    this.#rotateTimer?.unref?.();
     if (restored !== undefined) {
       this.#lastFailureAt = restored.lastFailureAt;
       const state = restored.state as BreakerState;
@@ -280,7 +287,7 @@ export class Breaker {
   /** Stops timers and listeners; outcomes reported later count nowhere. */
   dispose(): void {
     this.#disposed = true;
-    clearInterval(this.#rotateTimer);
+    clearLongTimer(this.#rotateTimer);
     this.#clearOpenTimers();
     this.#events.removeAllListeners();
   }
@@ -375,11 +382,14 @@ export class Breaker {
     this.#clearOpenTimers();
     this.#gatewayStreak = 0;
     this.#transition(state);
-    this.#halfOpenTimer = setTimeout(() => this.#toHalfOpen(), Math.max(0, state.halfOpenAt - Date.now()));
-    this.#halfOpenTimer.unref?.();
+    this.#halfOpenTimer = setLongTimeout(
+      () => this.#toHalfOpen(),
+      Math.max(0, state.halfOpenAt - Date.now()),
+    );
+    this.#halfOpenTimer?.unref?.();
     if (this.#probe !== undefined) {
-      this.#probeTimer = setInterval(() => void this.#runProbe(), this.#options.probeIntervalMs);
-      this.#probeTimer.unref?.();
+      this.#probeTimer = setLongInterval(() => void this.#runProbe(), this.#options.probeIntervalMs);
+      this.#probeTimer?.unref?.();
     }
   }
 
@@ -420,8 +430,8 @@ export class Breaker {
   }
 
   #clearOpenTimers(): void {
-    if (this.#halfOpenTimer !== undefined) clearTimeout(this.#halfOpenTimer);
-    if (this.#probeTimer !== undefined) clearInterval(this.#probeTimer);
+    clearLongTimer(this.#halfOpenTimer);
+    clearLongTimer(this.#probeTimer);
     this.#halfOpenTimer = undefined;
     this.#probeTimer = undefined;
   }

@@ -339,6 +339,26 @@ describe('deadlines and aborts hold when a target ignores its signal', () => {
     expect(order).toEqual([ErrorCode.DeadlineExceeded, '200 ms']);
   });
 
+  it('ends an attempt at an attemptTimeoutMs beyond 2^31 − 1 ms when it is due, not before', async () => {
+    const silent = fakeTarget(() => new Promise<Answer>(() => {}));
+    const routed = router({
+      targets: [{ name: 'silent', transport: silent }],
+      attemptTimeoutMs: 3e9,
+      retry: { maxRetries: 0 },
+      // A rolling window as long, so that its rotation does not tick 3 million times here.
+      breaker: { rollingWindowMs: 1e10, rollingBuckets: 1 },
+    });
+    const settled = vi.fn();
+    const answer = routed.infer(request, { timeoutMs: 5e9 });
+    answer.then(settled, settled);
+    await vi.advanceTimersByTimeAsync(2 ** 31);
+    expect(settled).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(3e9 - 2 ** 31 - 1);
+    expect(settled).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(1);
+    await expect(answer).rejects.toMatchObject({ code: ErrorCode.DeadlineExceeded });
+  });
+
   it('fails with DEADLINE_EXCEEDED within attemptTimeoutMs and timeoutMs together', async () => {
     const routed = router({
       targets: [{ name: 'deaf', transport: deafTarget(3_000) }],

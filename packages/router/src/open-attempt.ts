@@ -6,6 +6,7 @@ import {
   InfergateError,
   NO_SCOPE,
 } from '@infergate/core';
+import { clearLongTimer, type LongTimer, setLongTimeout } from '@infergate/core/internal/long-timer';
 import type { Span } from '@opentelemetry/api';
 import type { BreakerPermit } from './breaker.js';
 import type { LoadStats } from './load-stats.js';
@@ -41,9 +42,10 @@ export function openAttempt<T extends RouteTarget>(
           what: 'the attempt',
           own: keepOpen,
         });
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: LongTimer | undefined;
   if (keepOpen && attemptTimeoutMs !== undefined && limit !== undefined) {
-    timer = setTimeout(
+    // attemptTimeoutMs has no upper bound.
+    timer = setLongTimeout(
       () =>
         scope.abort(
           new InfergateError(ErrorCode.DeadlineExceeded, `the attempt timed out after ${limit} ms`, {
@@ -70,7 +72,7 @@ export function openAttempt<T extends RouteTarget>(
 class OpenAttempt<T> implements AttemptHandle<T> {
   readonly started = performance.now();
   #recorded = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timer: LongTimer | undefined;
 
   constructor(
     readonly target: T,
@@ -80,7 +82,7 @@ class OpenAttempt<T> implements AttemptHandle<T> {
     readonly permit: BreakerPermit,
     readonly span: Span,
     readonly load: LoadStats,
-    timer: ReturnType<typeof setTimeout> | undefined,
+    timer: LongTimer | undefined,
   ) {
     this.#timer = timer;
   }
@@ -88,7 +90,7 @@ class OpenAttempt<T> implements AttemptHandle<T> {
   // Recorded once, at the first answer: a stream's latency is its first chunk's (the queued part).
   stopTimer(answered = true): void {
     if (this.#timer !== undefined) {
-      clearTimeout(this.#timer);
+      clearLongTimer(this.#timer);
       this.#timer = undefined;
     }
     if (answered && !this.#recorded) {

@@ -1,4 +1,5 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { clearLongTimer, type LongTimer, setLongTimeout } from '@infergate/core/internal/long-timer';
 
 /**
  * What the proxy does to traffic right now. Switch at any time with `proxy.set(fault)`; each
@@ -74,7 +75,7 @@ class Link {
   readonly client: Socket;
   readonly upstream: Socket;
   readonly #proxy: { fault: ProxyFault };
-  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+  readonly #timers = new Set<LongTimer>();
   /** Server→client bytes still allowed under `truncate` (set when the fault is). */
   budget = Number.POSITIVE_INFINITY;
   #closed = false;
@@ -86,7 +87,7 @@ class Link {
     const close = () => {
       if (this.#closed) return;
       this.#closed = true;
-      for (const timer of this.#timers) clearTimeout(timer);
+      for (const timer of this.#timers) clearLongTimer(timer);
       this.#timers.clear();
       onClose();
     };
@@ -122,11 +123,11 @@ class Link {
   }
 
   #later(ms: number, action: () => void): void {
-    const timer = setTimeout(() => {
-      this.#timers.delete(timer);
+    const timer = setLongTimeout(() => {
+      if (timer !== undefined) this.#timers.delete(timer);
       action();
     }, ms);
-    this.#timers.add(timer);
+    if (timer !== undefined) this.#timers.add(timer);
   }
 
   #pipe(from: Socket, to: Socket, downstream: boolean): void {

@@ -2,8 +2,10 @@ import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
 import { MAX_MESSAGE_BYTES } from '@infergate/core';
+import { clearLongTimer, setLongTimeout } from '@infergate/core/internal/long-timer';
 import type { GrpcListener, GrpcListenerOptions, StopOutcome } from './grpc-listener.js';
 import { createGrpcService, type GrpcService } from './grpc-service.js';
+import { dropLongGrpcTimeouts } from './internal/long-grpc-timeout.js';
 import { exposeRequestEncoding } from './internal/request-encoding.js';
 import { trackSockets } from './internal/socket-tracker.js';
 import type { TestServerTls } from './server-options.js';
@@ -68,6 +70,7 @@ export class GrpcJsListener implements GrpcListener {
     this.#server = server;
     this.#sockets = trackSockets(server);
     exposeRequestEncoding(server);
+    dropLongGrpcTimeouts(server);
     return bound;
   }
 
@@ -77,12 +80,12 @@ export class GrpcJsListener implements GrpcListener {
     this.#server = undefined;
     const sockets = this.#sockets;
     return new Promise<StopOutcome>((resolve) => {
-      const timer = setTimeout(() => {
+      const timer = setLongTimeout(() => {
         this.#drop(server, sockets);
         resolve('forced');
       }, graceMs);
       server.tryShutdown(() => {
-        clearTimeout(timer);
+        clearLongTimer(timer);
         resolve('graceful');
       });
     });

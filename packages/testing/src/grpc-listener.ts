@@ -1,4 +1,5 @@
 import type { Server, Socket } from 'node:net';
+import { clearLongTimer, setLongTimeout } from '@infergate/core/internal/long-timer';
 import type { HandlerTable } from './handler-table.js';
 import type { TestServerTls } from './server-options.js';
 import type { ServerState } from './server-state.js';
@@ -89,12 +90,12 @@ export abstract class SocketGrpcListener<Session extends { destroy(): void }> im
     server.close();
     for (const session of this.sessions) this.goAway(session);
     return new Promise<StopOutcome>((resolve) => {
-      const timer = setTimeout(() => {
+      const timer = setLongTimeout(() => {
         this.#destroySockets();
         resolve('forced');
       }, graceMs);
       void this.#closed.then(() => {
-        clearTimeout(timer);
+        clearLongTimer(timer);
         resolve('graceful');
       });
     });

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import { MAX_MESSAGE_BYTES } from '@infergate/core';
+import { clearLongTimer, type LongTimer, setLongTimeout } from '@infergate/core/internal/long-timer';
 import { FramingError, GrpcMessageReader, type RawMessage } from './internal/grpc-message-reader.js';
 import { status } from './internal/grpc-status.js';
 import {
@@ -107,7 +108,7 @@ class H2Call implements GrpcServerCall {
   #headersSent = false;
   #done = false;
   #trailers: OutgoingHttpHeaders | undefined;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: LongTimer | undefined;
   /** Called once if the client cancels or the deadline passes before the status is sent. */
   onCancel: () => void = noop;
 
@@ -116,7 +117,7 @@ class H2Call implements GrpcServerCall {
     stream.once('close', () => {
       if (this.#done) return;
       this.#done = true;
-      clearTimeout(this.#timer);
+      clearLongTimer(this.#timer);
       this.onCancel();
     });
   }
@@ -127,7 +128,8 @@ class H2Call implements GrpcServerCall {
 
   /** Arms the deadline: at `ms`, DEADLINE_EXCEEDED goes out and the call counts as cancelled. */
   deadline(ms: number): void {
-    this.#timer = setTimeout(() => {
+    // grpc-timeout reaches 99999999 S (over three years): beyond setTimeout's 2^31 − 1 ms.
+    this.#timer = setLongTimeout(() => {
       if (this.#done) return;
       this.finish(status.DEADLINE_EXCEEDED, 'Deadline exceeded');
       this.onCancel();
@@ -154,7 +156,7 @@ class H2Call implements GrpcServerCall {
   reply(chunks: readonly Buffer[]): void {
     if (this.#done || this.#stream.destroyed) return;
     this.#done = true;
-    clearTimeout(this.#timer);
+    clearLongTimer(this.#timer);
     if (!this.#headersSent) this.#respond(true);
     const stream = this.#stream;
     const last = chunks.length - 1;
@@ -187,7 +189,7 @@ class H2Call implements GrpcServerCall {
   finish(code: number, message: string): void {
     if (this.#done) return;
     this.#done = true;
-    clearTimeout(this.#timer);
+    clearLongTimer(this.#timer);
     const stream = this.#stream;
     if (stream.destroyed || stream.closed) return;
     const trailers: OutgoingHttpHeaders = { 'grpc-status': String(code) };

@@ -1,5 +1,7 @@
 // One stream of the lean gRPC transport (h2-grpc-lean-session.ts): a gRPC call's server side
 // (`GrpcServerCall`) and its HTTP/2 state, written through its connection's sender.
+
+import { clearLongTimer, type LongTimer, setLongTimeout } from '@infergate/core/internal/long-timer';
 import { finishWithError, type GrpcServerCall } from './h2-grpc-call.js';
 import { OK_TRAILERS_BLOCK, RESPONSE_BLOCK, statusBlock } from './h2-grpc-lean-frames.js';
 import { prepareReply } from './h2-grpc-lean-prepared-reply.js';
@@ -31,7 +33,7 @@ export class LeanStream implements GrpcServerCall {
   closed = false;
   #headersSent = false;
   #done = false;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: LongTimer | undefined;
   #onData: (chunk: Buffer) => void = noop;
   #onEnd: () => void = noop;
   onCancel: () => void = noop;
@@ -48,7 +50,8 @@ export class LeanStream implements GrpcServerCall {
   }
 
   deadline(ms: number): void {
-    this.#timer = setTimeout(() => {
+    // grpc-timeout reaches 99999999 S (over three years): beyond setTimeout's 2^31 − 1 ms.
+    this.#timer = setLongTimeout(() => {
       if (this.#done) return;
       this.finish(status.DEADLINE_EXCEEDED, 'Deadline exceeded');
       this.onCancel();
@@ -161,6 +164,6 @@ export class LeanStream implements GrpcServerCall {
 
   #end(): void {
     this.#done = true;
-    clearTimeout(this.#timer);
+    clearLongTimer(this.#timer);
   }
 }

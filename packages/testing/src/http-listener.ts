@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { create } from '@bufbuild/protobuf';
+import { clearLongTimer, setLongTimeout } from '@infergate/core/internal/long-timer';
 import type { HandlerTable, RpcContext, UnaryMethodKey } from './handler-table.js';
 import { httpAccessRefusal } from './http-access.js';
 import { readGenerate, readHttpInfer, writeGenerate, writeHttpInfer } from './http-infer.js';
@@ -119,9 +120,9 @@ export class HttpListener {
     if (server === undefined) return;
     this.#server = undefined;
     server.closeIdleConnections();
-    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    const timer = setLongTimeout(() => server.closeAllConnections(), graceMs);
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    clearTimeout(timer);
+    clearLongTimer(timer);
   }
 
   /** Drops every connection at once, as a crash would. */

@@ -1,5 +1,6 @@
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { ErrorCode, elementSize, InfergateError } from '@infergate/core';
+import { clearLongTimer, type LongTimer, setLongTimeout } from '@infergate/core/internal/long-timer';
 import { readInferRequest } from './infer-request.js';
 import { buildInferResponse, serializeInferResponse } from './infer-response.js';
 import { type ModelInferRequest, ModelInferRequestSchema } from './internal/proto.js';
@@ -116,9 +117,9 @@ export async function warmUpModel(
       const started = now();
       let executing = false;
       const controller = new AbortController();
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      let timer: LongTimer | undefined;
       const timedOut = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
+        timer = setLongTimeout(() => {
           const error = new InfergateError(
             ErrorCode.DeadlineExceeded,
             `model '${model.name}': warmup sample '${sample.name ?? ''}' (run ${run + 1} of ${runs}) did not finish within ${timeoutMs} ms`,
@@ -171,7 +172,7 @@ export async function warmUpModel(
           { model: model.name, cause: error },
         );
       } finally {
-        clearTimeout(timer);
+        clearLongTimer(timer);
         if (executing) state.stats.executionEnded(model.name);
       }
     }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ErrorCode, InfergateError } from '@infergate/core';
+import { clearLongTimer, setLongTimeout } from '@infergate/core/internal/long-timer';
 
 export interface RunScriptOptions {
   /** Repository root: where node_modules/.bin/tsx is. */
@@ -73,14 +74,14 @@ export function runScript(script: string, options: RunScriptOptions): Promise<Sc
     stderr += chunk.toString();
   });
   let killed = false;
-  const killer = setTimeout(() => {
+  const killer = setLongTimeout(() => {
     killed = true;
     child.kill('SIGKILL');
   }, options.killAfterMs ?? 15_000);
   return new Promise((resolve, reject) => {
     let exitedAt = 0;
     child.once('error', (error: NodeJS.ErrnoException) => {
-      clearTimeout(killer);
+      clearLongTimer(killer);
       reject(
         new InfergateError(
           ErrorCode.FailedPrecondition,
@@ -94,7 +95,7 @@ export function runScript(script: string, options: RunScriptOptions): Promise<Sc
     });
     // 'close' comes after the output streams ended: everything the script printed is in.
     child.once('close', (code) => {
-      clearTimeout(killer);
+      clearLongTimer(killer);
       resolve({ code, stdout, stderr, markedAt, exitedAt: exitedAt || Date.now(), killed });
     });
   });

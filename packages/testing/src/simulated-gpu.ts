@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { setLongTimeout } from '@infergate/core/internal/long-timer';
 import { isAborted, type LazySignal } from './internal/call-context.js';
 import { status } from './internal/grpc-status.js';
 import { sleep } from './internal/sleep.js';
@@ -271,7 +272,7 @@ export class SimulatedGpu {
       // lateness) and the margin before the end.
       const wholeMs = Math.floor(remaining + clockFractionMs() - 1 - TIMER_MARGIN_MS);
       if (wholeMs >= 1) {
-        setTimeout(finish, wholeMs);
+        setLongTimeout(finish, wholeMs);
         return;
       }
       if (remaining > SPIN_MS) {

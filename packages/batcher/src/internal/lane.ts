@@ -1,4 +1,5 @@
 import type { InferRequest } from '@infergate/core';
+import { clearLongTimer, type LongTimer, setLongTimeout } from '@infergate/core/internal/long-timer';
 import { type BucketTemplate, batchKey, sameLayout } from './batch-key.js';
 import { FairQueue } from './fair-queue.js';
 import { type FillMode, FillPlanner, type ServerBatching } from './fill-planner.js';
@@ -12,7 +13,7 @@ export interface Bucket {
   readonly template: BucketTemplate;
   readonly queue: FairQueue<PendingCall>;
   /** Fixed policy: fires when the oldest call has waited `maxQueueDelayMs`. */
-  timer: ReturnType<typeof setTimeout> | undefined;
+  timer: LongTimer | undefined;
 }
 
 /** Orders priorities as Triton does (1 is highest); 0 (the model's default) after every explicit one. */
@@ -40,7 +41,7 @@ export class Lane {
    */
   #spare: Bucket | undefined;
   /** Adaptive policy: re-decides a held batch when its wait is up. */
-  #hold: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  #hold: { at: number; timer: LongTimer | undefined } | undefined;
   /** Adaptive policy: re-decides a batch at the end of this turn of the event loop. */
   #turnEnd: ReturnType<typeof setImmediate> | undefined;
   /** True while the end-of-turn decision runs (the batch then goes). */
@@ -85,7 +86,7 @@ export class Lane {
     }
     if (this.#hold !== undefined && this.#hold.at <= at) return;
     this.clearHold();
-    const timer = setTimeout(
+    const timer = setLongTimeout(
       () => {
         this.#hold = undefined;
         wake();
@@ -101,7 +102,7 @@ export class Lane {
   }
 
   clearHold(): void {
-    if (this.#hold !== undefined) clearTimeout(this.#hold.timer);
+    if (this.#hold !== undefined) clearLongTimer(this.#hold.timer);
     this.#hold = undefined;
     if (this.#turnEnd !== undefined) clearImmediate(this.#turnEnd);
     this.#turnEnd = undefined;
@@ -191,7 +192,7 @@ export class Lane {
   /** Drops a bucket that has emptied, with its timer (kept as the spare for the next call). */
   prune(bucket: Bucket): void {
     if (bucket.queue.size > 0) return;
-    if (bucket.timer !== undefined) clearTimeout(bucket.timer);
+    if (bucket.timer !== undefined) clearLongTimer(bucket.timer);
     bucket.timer = undefined;
     if (this.buckets.get(bucket.key) !== bucket) return;
     this.buckets.delete(bucket.key);

@@ -1,3 +1,4 @@
+import { createCallScope } from '@infergate/core';
 import type { CliIo } from '../cli-io.js';
 import { clientFor, requireGrpc, runCommand, toJson } from '../internal/command-line.js';
 import { inferRequestOf, inferUsage, parseInferCommandLine } from '../internal/infer-options.js';
@@ -27,10 +28,12 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     );
     const { inputs, options } = await inferRequestOf(values, io.signal);
     const { client, timeoutMs } = clientFor(values);
+    // The client's timeout bounds each call; a stream gets the same bound for its whole life. A call
+    // scope, not AbortSignal.timeout: that fires after 1 ms past 2^31 − 1 ms and throws past 2^32 − 1.
+    const scope = createCallScope({ signal: io.signal, timeoutMs, what: 'the stream', own: true });
     try {
       let index = 0;
-      // The client's timeout bounds each call; a stream gets the same bound for its whole life.
-      const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(io.signal ? [io.signal] : [])]);
+      const signal = scope.signal as AbortSignal;
       for await (const result of client.inferStream(model, inputs, { ...options, signal })) {
         const written = await writeOutputs(result, values['output-dir'], `.${index}`);
         if (values.json)
@@ -41,6 +44,7 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
       if (!values.json) io.stdout(`${index} response${index === 1 ? '' : 's'}\n`);
       return 0;
     } finally {
+      scope.dispose();
       await client.close();
     }
   });

@@ -1,4 +1,5 @@
 import type { GrpcStatusLike } from '../grpc-status.js';
+import { clearLongTimer, type LongTimer, setLongTimeout } from '../internal/long-timer.js';
 import { FrameError, type MessageAllocator, MessageReader } from './grpc-frames.js';
 import type { H2Connection } from './h2-connection.js';
 import type { H2Session } from './h2-session.js';
@@ -26,7 +27,10 @@ export interface H2CallOptions {
   path: string;
   /** Metadata to send (lower-case keys, visible-ASCII values). */
   headers: Record<string, string>;
-  /** Relative deadline in ms; sent as grpc-timeout and enforced here. */
+  /**
+   * Relative deadline in ms; sent as grpc-timeout and enforced here, beyond setTimeout's 2^31 − 1 ms
+   * too. Never Infinity: the transport turns that into undefined (no deadline).
+   */
   timeoutMs?: number | undefined;
   signal?: AbortSignal | undefined;
   maxMessageBytes: number;
@@ -193,7 +197,7 @@ class ClientCall implements StreamHandler, H2Call {
   readonly #reader: MessageReader;
   #session: H2Session | undefined;
   #stream: SessionStream | undefined;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: LongTimer | undefined;
   #ended = false;
   #local: H2Status | undefined;
   #remote: H2Status | undefined;
@@ -230,7 +234,7 @@ class ClientCall implements StreamHandler, H2Call {
     this.#options = options;
     if (options.timeoutMs !== undefined) {
       this.#deadlineAt = performance.now() + options.timeoutMs;
-      this.#timer = setTimeout(onDeadline, options.timeoutMs, this);
+      this.#timer = setLongTimeout(onDeadline, options.timeoutMs, this);
     }
     this.#signal?.addEventListener('abort', this, { once: true });
     this.#send(options.timeoutMs === undefined ? undefined : grpcTimeout(options.timeoutMs));
@@ -403,7 +407,7 @@ class ClientCall implements StreamHandler, H2Call {
     if (this.#ended) return;
     this.#ended = true;
     this.#stream = undefined;
-    clearTimeout(this.#timer);
+    clearLongTimer(this.#timer);
     this.#signal?.removeEventListener('abort', this);
     this.#connection.leave();
     this.#onEnd(status);

@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import { type ConnectionOptions, checkServerIdentity, connect as tlsConnect } from 'node:tls';
 import type { ConnectivityState } from '../connectivity.js';
 import { loadPem } from '../internal/credentials.js';
+import { clearLongTimer, type LongTimer, setLongInterval, setLongTimeout } from '../internal/long-timer.js';
 import type { Endpoint } from '../options.js';
 import type { WritePolicy } from './h2-frame-writer.js';
 import { connectPlain } from './h2-plain-socket.js';
@@ -55,12 +56,12 @@ export class H2Connection {
   /** The last connection error, for the text of the calls it fails. */
   #lastError: Error | undefined;
   #active = 0;
-  #keepalive: NodeJS.Timeout | undefined;
+  #keepalive: LongTimer | undefined;
   #closed = false;
   #state: ConnectivityState = 'idle';
   /** The next backoff's base, ms: grows after each failed dial, back to the initial on `ready`. */
   #backoffMs: number;
-  #retry: NodeJS.Timeout | undefined;
+  #retry: LongTimer | undefined;
   /** The last dial failed and no session has been ready since. */
   #dialFailed = false;
 
@@ -157,7 +158,7 @@ export class H2Connection {
 
   #connect(): H2Session {
     const { secure } = this.#options;
-    clearTimeout(this.#retry);
+    clearLongTimer(this.#retry);
     this.#retry = undefined;
     const socket = this.#dial();
     // Ready once the server has spoken HTTP/2 (its SETTINGS frame), not when the socket opens: a
@@ -219,27 +220,30 @@ export class H2Connection {
     const { maxMs } = this.#options.backoff;
     const delay = this.#backoffMs * (0.8 + 0.4 * Math.random());
     this.#backoffMs = Math.min(this.#backoffMs * 1.6, maxMs);
-    clearTimeout(this.#retry);
-    this.#retry = setTimeout(() => {
+    clearLongTimer(this.#retry);
+    // grpc.max_reconnect_backoff_ms has no upper bound.
+    this.#retry = setLongTimeout(() => {
       this.#retry = undefined;
       if (this.#state === 'transient-failure' && this.#session === undefined) this.connect();
     }, delay);
-    this.#retry.unref();
+    this.#retry?.unref();
   }
 
   #startKeepalive(): void {
     if (this.#keepalive !== undefined) return;
     const { timeMs, timeoutMs, permitWithoutCalls } = this.#options.keepalive;
-    this.#keepalive = setInterval(() => {
+    // keepalive.timeMs (or grpc.keepalive_time_ms) has no upper bound: over 2^31 − 1 ms a plain
+    // interval would ping every millisecond.
+    this.#keepalive = setLongInterval(() => {
       const session = this.#session;
       if (session === undefined || session.closed || (!permitWithoutCalls && this.#active === 0)) return;
       session.ping(timeoutMs);
     }, timeMs);
-    this.#keepalive.unref();
+    this.#keepalive?.unref();
   }
 
   #stopKeepalive(): void {
-    clearInterval(this.#keepalive);
+    clearLongTimer(this.#keepalive);
     this.#keepalive = undefined;
   }
 
@@ -251,7 +255,7 @@ export class H2Connection {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    clearTimeout(this.#retry);
+    clearLongTimer(this.#retry);
     this.#retry = undefined;
     this.#stopKeepalive();
     this.#session = undefined;

@@ -1,5 +1,6 @@
 // PING (RFC 9113, 6.7) as keepalive: one ping out at a time, its payload the send time, and a
 // timer that ends the connection if the ACK does not come in time.
+import { clearLongTimer, type LongTimer, setLongTimeout } from '../internal/long-timer.js';
 import { FRAME_PING, frame } from './h2-frame-types.js';
 import type { FrameWriter } from './h2-frame-writer.js';
 
@@ -7,7 +8,7 @@ export class KeepalivePing {
   readonly #writer: FrameWriter;
   /** Destroys the connection when a ping goes unanswered. */
   readonly #onTimeout: (error: Error) => void;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: LongTimer | undefined;
   #payload: Buffer | undefined;
   #onAnswer: (() => void) | undefined;
 
@@ -27,17 +28,18 @@ export class KeepalivePing {
     payload.writeDoubleBE(Date.now());
     this.#payload = payload;
     this.#onAnswer = onAnswer;
-    this.#timer = setTimeout(() => {
+    // keepalive.timeoutMs (or grpc.keepalive_timeout_ms) has no upper bound.
+    this.#timer = setLongTimeout(() => {
       this.#onTimeout(new Error(`keepalive ping not answered within ${timeoutMs} ms`));
     }, timeoutMs);
-    this.#timer.unref();
+    this.#timer?.unref();
     this.#writer.write(frame(FRAME_PING, 0, 0, payload));
   }
 
   /** A PING ACK arrived: if it answers ours, the ping is over. */
   onAck(payload: Buffer): void {
     if (this.#payload?.equals(payload) !== true) return;
-    clearTimeout(this.#timer);
+    clearLongTimer(this.#timer);
     const done = this.#onAnswer;
     this.#payload = undefined;
     this.#onAnswer = undefined;
@@ -46,7 +48,7 @@ export class KeepalivePing {
 
   /** The connection is over: no ping waits any more. */
   cancel(): void {
-    clearTimeout(this.#timer);
+    clearLongTimer(this.#timer);
     this.#payload = undefined;
   }
 }

@@ -102,6 +102,22 @@ describe('a call made while the gRPC message code loads', () => {
     expect(options).toEqual({ timeoutMs: 7_000, tenant: 'a' });
   });
 
+  it('holds a deadline beyond 2^31 − 1 ms to its end, and takes Infinity as none', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const { load, finish } = deferredLoad();
+    replaceGrpcWireLoaderForTesting(load);
+    const rejected = vi.fn();
+    const waiting = waitForGrpcWire({ timeoutMs: 3e9 }, undefined, {});
+    waiting.catch(rejected);
+    const forever = waitForGrpcWire({ timeoutMs: Number.POSITIVE_INFINITY }, undefined, {});
+    await vi.advanceTimersByTimeAsync(3e9 - 1);
+    expect(rejected).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(rejected).toHaveBeenCalledWith(expect.objectContaining({ code: ErrorCode.DeadlineExceeded }));
+    finish();
+    expect((await forever).options).toEqual({ timeoutMs: Number.POSITIVE_INFINITY });
+  });
+
   it('leaves a call without a deadline without one', async () => {
     const { load, finish } = deferredLoad();
     replaceGrpcWireLoaderForTesting(load);

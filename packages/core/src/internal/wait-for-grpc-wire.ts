@@ -3,9 +3,7 @@ import { fromGrpcStatus } from '../grpc-status.js';
 import type { CallOptions } from '../transport.js';
 import type * as GrpcWire from './grpc-wire.js';
 import { loadGrpcWire } from './lazy-modules.js';
-
-/** Longest delay `setTimeout` takes as given; a longer one fires at once (TimeoutOverflowWarning). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+import { clearLongTimer, type LongTimer, setLongTimeout } from './long-timer.js';
 
 /** grpc-wire.ts, and the call's options with what is left of its deadline once it loaded. */
 export interface LoadedForCall<O extends CallOptions = CallOptions> {
@@ -32,22 +30,22 @@ export function waitForGrpcWire<O extends CallOptions>(
 ): Promise<LoadedForCall<O>> {
   const startedAt = performance.now();
   const timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
-  // An invalid timeout is left to the call, which refuses it with its own message.
-  const bounded = timeoutMs !== undefined && timeoutMs > 0;
+  // An invalid timeout is left to the call, which refuses it with its own message; Infinity is none.
+  const bounded = timeoutMs !== undefined && timeoutMs > 0 && timeoutMs !== Number.POSITIVE_INFINITY;
   const { signal } = options;
   if (signal?.aborted) return Promise.reject(abortError(signal, context));
   return new Promise<LoadedForCall<O>>((resolve, reject) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timer: LongTimer | undefined;
     const settle = () => {
-      if (timer !== undefined) clearTimeout(timer);
+      if (timer !== undefined) clearLongTimer(timer);
       signal?.removeEventListener('abort', onAbort);
     };
     const onAbort = () => {
       settle();
       reject(abortError(signal as AbortSignal, context));
     };
-    if (bounded && timeoutMs <= MAX_TIMER_MS) {
-      timer = setTimeout(() => {
+    if (bounded) {
+      timer = setLongTimeout(() => {
         settle();
         reject(deadlineExceeded(context));
       }, timeoutMs);

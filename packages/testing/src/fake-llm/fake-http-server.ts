@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as delay } from 'node:timers/promises';
+import { clearLongTimer, setLongTimeout } from '@infergate/core/internal/long-timer';
 import { type FakeLlmFault, FaultSlot } from './fake-faults.js';
 
 /** One request as the fake server saw it. Credentials are replaced by `fakeKeyMarker(key)`. */
@@ -74,14 +74,20 @@ async function readBody(request: IncomingMessage): Promise<unknown> {
 }
 
 /** Waits `ms` unless the client left first (then resolves early with false). */
-export async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (ms <= 0) return !signal.aborted;
-  try {
-    await delay(ms, undefined, { signal });
-    return true;
-  } catch {
-    return false;
-  }
+export function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (!(ms > 0) || signal.aborted) return Promise.resolve(!signal.aborted);
+  // A fault's delay of any length (setTimeout fires one over 2^31 − 1 ms after 1 ms).
+  return new Promise((resolve) => {
+    const onAbort = () => {
+      clearLongTimer(timer);
+      resolve(false);
+    };
+    const timer = setLongTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /** Starts a node:http server on 127.0.0.1 (a free port) that hands `chatPath` POSTs to `handle`. */
