@@ -1,34 +1,11 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import {
+  FIXTURE_EXIT_BOUND_MS as EXIT_BOUND_MS,
+  runSourceFixture,
+} from '../../../../test/support/source-fixture.js';
 
-const root = fileURLToPath(new URL('../../../../', import.meta.url));
-const fixture = fileURLToPath(new URL('./client-without-zod-fixture.ts', import.meta.url));
-const tsxLoader = pathToFileURL(`${root}node_modules/tsx/dist/loader.mjs`).href;
-/** A bound for the failure only: tsx loading the sources on a busy 2-core machine. */
-const EXIT_BOUND_MS = 90_000;
-
-function runFixture(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', tsxLoader, fixture], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const killer = setTimeout(() => child.kill('SIGKILL'), EXIT_BOUND_MS);
-  return new Promise((resolve) => {
-    child.once('close', (code) => {
-      clearTimeout(killer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const runFixture = () =>
+  runSourceFixture(new URL('./client-without-zod-fixture.ts', import.meta.url), { sourceCondition: false });
 
 describe('createTritonClient', { timeout: EXIT_BOUND_MS + 30_000 }, () => {
   it('validates valid options in a fresh process without loading zod', async () => {
