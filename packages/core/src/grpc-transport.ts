@@ -17,6 +17,7 @@ import type { MessagePool } from './h2/message-pool.js';
 import { assertSafeHeaders } from './header-values.js';
 import { grpcChannelOptions } from './internal/channel-options.js';
 import { type ChannelSecurity, checkChannelSecurity, createCredentials } from './internal/credentials.js';
+import { armBeyondGrpcJs, expireStream, grpcJsDeadline } from './internal/grpc-js-deadline.js';
 import { type Deserialize, identityBuffer, methodPath, type Serialize } from './internal/grpc-method.js';
 import { explainFailedConnect } from './internal/http1-probe.js';
 import { type EncodedInferRequest, encodeForCall, joinChunks } from './internal/infer-request-writer.js';
@@ -31,7 +32,7 @@ import {
   writeOutputsIntoAt,
 } from './internal/infer-response-into.js';
 import { loadedGrpcWire, loadGrpc, loadGrpcWire } from './internal/lazy-modules.js';
-import { clearLongTimer, type LongTimer, MAX_TIMER_MS, setLongTimeout } from './internal/long-timer.js';
+import { clearLongTimer, type LongTimer } from './internal/long-timer.js';
 import { explainLostMessage, lostMessage } from './internal/lost-message.js';
 import { SharedMemoryStager } from './internal/shm-stager.js';
 import { metadataSetter, startRpcSpan } from './internal/tracing.js';
@@ -50,8 +51,6 @@ const STREAM_PARAMETERS: Parameters = { triton_enable_empty_final_response: true
 // The methods' names, written out so that calls need no descriptor before grpc-wire.ts loads.
 const MODEL_INFER = 'ModelInfer';
 const MODEL_STREAM_INFER = 'ModelStreamInfer';
-/** The longest grpc-timeout grpc-js can write: 99999999 hours, in ms. */
-const GRPC_JS_MAX_TIMEOUT_MS = 99_999_999 * 3_600_000;
 
 /**
  * One gRPC channel to one KServe v2 / Triton endpoint. Implements InferTransport for inference and
@@ -180,14 +179,6 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     return timeoutMs === Number.POSITIVE_INFINITY ? undefined : timeoutMs;
   }
 
-  private deadline(options: CallOptions, timeoutMs = this.timeoutOf(options)): grpc.CallOptions {
-    // grpc-js writes grpc-timeout in at most 8 digits of hours, and a deadline beyond that fails the
-    // call with an unhandled "Deadline is too far in the future" that never settles it.
-    return timeoutMs === undefined
-      ? {}
-      : { deadline: Date.now() + Math.min(timeoutMs, GRPC_JS_MAX_TIMEOUT_MS) };
-  }
-
   private ensureOpen(): void {
     if (this.closed)
       throw new InfergateError(ErrorCode.FailedPrecondition, `the client for ${this.address} is closed`);
@@ -210,7 +201,7 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
         if (signal?.aborted) throw abortError(signal, context);
         const metadata = this.metadata(options);
         const timeoutMs = this.timeoutOf(options);
-        const callOptions = this.deadline(options, timeoutMs);
+        const callOptions = grpcJsDeadline(timeoutMs);
         const span = startRpcSpan(
           this.options.tracing,
           method,
@@ -252,14 +243,14 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
           onAbort = () => call.cancel();
           signal.addEventListener('abort', onAbort, { once: true });
         }
-        if (timeoutMs !== undefined && timeoutMs > MAX_TIMER_MS) {
-          longDeadline = setLongTimeout(() => {
+        longDeadline = armBeyondGrpcJs(
+          timeoutMs,
+          () => {
             expired = true;
             call.cancel();
-          }, timeoutMs);
-          // As grpc-js's own deadline timer: the call, not its deadline, holds the process.
-          longDeadline?.unref();
-        }
+          },
+          undefined,
+        );
       } catch (error) {
         reject(InfergateError.from(error));
       }
@@ -459,18 +450,15 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
       (buffer: Buffer) =>
         wire.fromBinary(wire.ModelStreamInferResponseSchema, buffer) as ModelStreamInferResponse,
       metadata,
-      this.deadline(options, timeoutMs),
+      grpcJsDeadline(timeoutMs),
     );
     const { signal } = options;
     const onAbort = () => call.cancel();
     signal?.addEventListener('abort', onAbort, { once: true });
-    if (timeoutMs !== undefined && timeoutMs > MAX_TIMER_MS) {
-      // grpc-js arms no timer for a deadline past 2^31 − 1 ms: this one ends the stream when it is
-      // due, as grpc-js would (status DEADLINE_EXCEEDED), and goes with the call's status.
-      const longDeadline = setLongTimeout(expireStream, timeoutMs, call);
-      longDeadline?.unref();
-      call.once('status', () => clearLongTimer(longDeadline));
-    }
+    // grpc-js arms no timer for a deadline past 2^31 − 1 ms: this one ends the stream when it is due,
+    // as grpc-js would (status DEADLINE_EXCEEDED), and goes with the call's status.
+    const longDeadline = armBeyondGrpcJs(timeoutMs, expireStream, call);
+    if (longDeadline !== undefined) call.once('status', () => clearLongTimer(longDeadline));
     let ended = false;
     return {
       call,
@@ -551,13 +539,6 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
     this.h2?.close();
     this.#client?.close();
   }
-}
-
-/** Ends a grpc-js stream whose deadline passed with DEADLINE_EXCEEDED (as grpc-js's own deadline does). */
-function expireStream(call: grpc.ClientDuplexStream<Buffer, ModelStreamInferResponse>): void {
-  const inner = (call as { call?: { cancelWithStatus(code: number, details: string): void } }).call;
-  if (inner === undefined) call.cancel();
-  else inner.cancelWithStatus(4, 'Deadline exceeded');
 }
 
 /**
