@@ -3,6 +3,7 @@
 // construction and on its first call use it.
 import { spawn } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { expect } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const tsxLoader = pathToFileURL(`${root}node_modules/tsx/dist/loader.mjs`).href;
@@ -47,4 +48,19 @@ export function runSourceFixture(
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * Runs `fixture` as `runSourceFixture` does, expects it to exit 0 with nothing on stderr, and returns
+ * the JSON it printed after `RESULT `.
+ */
+export async function fixtureResult(
+  fixture: URL,
+  options: { sourceCondition?: boolean } = {},
+  // biome-ignore lint/suspicious/noExplicitAny: the fixture's JSON, typed as JSON.parse types it
+): Promise<any> {
+  const { code, stdout, stderr } = await runSourceFixture(fixture, options);
+  expect(stderr).toBe('');
+  expect(code).toBe(0);
+  return JSON.parse(stdout.slice(stdout.indexOf('RESULT ') + 'RESULT '.length));
 }

@@ -1,22 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import {
   FIXTURE_EXIT_BOUND_MS as EXIT_BOUND_MS,
-  runSourceFixture,
+  fixtureResult,
 } from '../../../test/support/source-fixture.js';
 
 // As batcher-without-otel.test.ts: a fresh process, so that nothing else loaded or registered
 // OpenTelemetry first (decision 0025, third addendum).
-const runFixture = () => runSourceFixture(new URL('./middleware-without-otel-fixture.ts', import.meta.url));
 
 const CALLER_TRACE = '0af7651916cd43dd8448eb211c80319c';
 const CALLER_SPAN = 'b7ad6b7169203331';
 
 describe('infergate() middleware', { timeout: EXIT_BOUND_MS + 30_000 }, () => {
   it('imports, serves and answers a request in a fresh process without loading @opentelemetry/api, keeps a context manager registered later, and uses an SDK registered afterwards', async () => {
-    const { code, stdout, stderr } = await runFixture();
-    expect(stderr).toBe('');
-    expect(code).toBe(0);
-    const result = JSON.parse(stdout.slice(stdout.indexOf('RESULT ') + 7));
+    const result = await fixtureResult(new URL('./middleware-without-otel-fixture.ts', import.meta.url));
     expect(result).toMatchObject({ afterImport: false, afterConstruct: false, afterCall: false });
     // Nothing registered: the request is served as ever (tenant, request id, budget), with no context.
     expect(result.nothingRegistered).toEqual({

@@ -1,19 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
   FIXTURE_EXIT_BOUND_MS as EXIT_BOUND_MS,
-  runSourceFixture,
+  fixtureResult,
 } from '../../../test/support/source-fixture.js';
 
 // As batcher-without-otel.test.ts: a fresh process, so that nothing else loaded or registered
 // OpenTelemetry first (decision 0025, third addendum).
-const runFixture = () => runSourceFixture(new URL('./pipeline-without-otel-fixture.ts', import.meta.url));
 
 describe('createPipeline', { timeout: EXIT_BOUND_MS + 30_000 }, () => {
   it('imports, makes a pipeline and runs it in a fresh process without loading @opentelemetry/api, and uses an SDK registered afterwards', async () => {
-    const { code, stdout, stderr } = await runFixture();
-    expect(stderr).toBe('');
-    expect(code).toBe(0);
-    const result = JSON.parse(stdout.slice(stdout.indexOf('RESULT ') + 7));
+    const result = await fixtureResult(new URL('./pipeline-without-otel-fixture.ts', import.meta.url));
     expect(result).toEqual({
       afterImport: false,
       afterConstruct: false,

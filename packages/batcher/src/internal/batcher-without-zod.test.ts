@@ -1,18 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   FIXTURE_EXIT_BOUND_MS as EXIT_BOUND_MS,
-  runSourceFixture,
+  fixtureResult,
 } from '../../../../test/support/source-fixture.js';
 
 // As core's client-without-zod.test.ts: a fresh process, so that nothing else loaded zod first.
-const runFixture = () => runSourceFixture(new URL('./batcher-without-zod-fixture.ts', import.meta.url));
 
 describe('createMicroBatcher', { timeout: EXIT_BOUND_MS + 30_000 }, () => {
   it('imports and validates valid options in a fresh process without loading zod', async () => {
-    const { code, stdout, stderr } = await runFixture();
-    expect(stderr).toBe('');
-    expect(code).toBe(0);
-    const result = JSON.parse(stdout.slice(stdout.indexOf('RESULT ') + 7));
+    const result = await fixtureResult(new URL('./batcher-without-zod-fixture.ts', import.meta.url));
     expect(result).toEqual({ afterImport: false, afterBatcher: false, afterSchema: true });
   });
 });
