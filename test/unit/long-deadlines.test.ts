@@ -14,6 +14,23 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 const LONG = [3e9, 1e15, Number.POSITIVE_INFINITY];
 const SLOW_OK = { parameters: { fail_code: 0, delay_ms: 50 } };
 
+/**
+ * On the fake clock: past the first timer step of 2^31 − 1 ms and up to 1 ms before `deadlineMs`
+ * the call is still running; at `deadlineMs` it fails DEADLINE_EXCEEDED.
+ */
+async function expectDeadlineAt(
+  call: Promise<unknown>,
+  settled: () => void,
+  deadlineMs: number,
+): Promise<void> {
+  await vi.advanceTimersByTimeAsync(2 ** 31);
+  expect(settled).not.toHaveBeenCalled();
+  await vi.advanceTimersByTimeAsync(deadlineMs - 2 ** 31 - 1);
+  expect(settled).not.toHaveBeenCalled();
+  await vi.advanceTimersByTimeAsync(1);
+  await expect(call).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' });
+}
+
 /** Waits for `condition` on real time (setImmediate turns, at most 10 s), whatever the fake clock. */
 async function untilReal(condition: () => boolean): Promise<void> {
   const bound = performance.now() + 10_000;
@@ -108,13 +125,7 @@ describe.each(['http2', 'grpc-js'] as const)(
         // Polled on real time: expect.poll would move the fake clock.
         await untilReal(() => server.stats('fail').requests === before + 1);
         await new Promise((resolve) => setImmediate(resolve));
-        // Past the first step of 2^31 − 1 ms, and to 1 ms before the deadline: still running.
-        await vi.advanceTimersByTimeAsync(2 ** 31);
-        expect(settled).not.toHaveBeenCalled();
-        await vi.advanceTimersByTimeAsync(3e9 - 2 ** 31 - 1);
-        expect(settled).not.toHaveBeenCalled();
-        await vi.advanceTimersByTimeAsync(1);
-        await expect(call).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' });
+        await expectDeadlineAt(call, settled, 3e9);
       } finally {
         vi.useRealTimers();
         await client.close();
@@ -167,12 +178,7 @@ describe('the grpc-js engine against a server that ignores grpc-timeout', () => 
               })();
         call.then(settled, settled);
         await new Promise((resolve) => setImmediate(resolve));
-        await vi.advanceTimersByTimeAsync(2 ** 31);
-        expect(settled).not.toHaveBeenCalled();
-        await vi.advanceTimersByTimeAsync(3e9 - 2 ** 31 - 1);
-        expect(settled).not.toHaveBeenCalled();
-        await vi.advanceTimersByTimeAsync(1);
-        await expect(call).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' });
+        await expectDeadlineAt(call, settled, 3e9);
       } finally {
         vi.useRealTimers();
         await client.close();
