@@ -15,6 +15,7 @@ import {
   acceptChatRouterOptions,
   acceptRouterOptions,
 } from '../../packages/router/src/internal/accept-router-options.js';
+import { expectSameValue } from '../support/expect-same-value.js';
 
 // Decision 0025's hand checks (batcher, router, breaker, saved breaker state) held to their zod
 // schemas once more, from the other side: each property test of a package generates every field
@@ -142,21 +143,6 @@ function remake(value: unknown, tape: number[], rate: number, depth = 0): unknow
   for (const [key, field] of Object.entries(value)) copy[key] = remake(field, tape, rate, depth + 1);
   const choice = pick(OBJECT_REMAKES.length);
   return choice < 0 ? copy : (OBJECT_REMAKES[choice] as Remake)(copy);
-}
-
-/** Same prototype, same own keys in the same order, the same leaves; objects passed through stay the same. */
-function expectSameValue(actual: unknown, expected: unknown, path = 'options'): void {
-  if (Object.is(actual, expected)) return;
-  if (typeof expected !== 'object' || expected === null) {
-    expect(Object.is(actual, expected), `${path}: ${String(actual)} vs ${String(expected)}`).toBe(true);
-    return;
-  }
-  expect(typeof actual, path).toBe('object');
-  const object = actual as Record<PropertyKey, unknown>;
-  expect(Object.getPrototypeOf(object), path).toBe(Object.getPrototypeOf(expected));
-  expect(Reflect.ownKeys(object), path).toEqual(Reflect.ownKeys(expected));
-  for (const key of Reflect.ownKeys(expected))
-    expectSameValue(object[key], (expected as Record<PropertyKey, unknown>)[key], `${path}.${String(key)}`);
 }
 
 interface Schema {

@@ -1,6 +1,7 @@
 import { InfergateError, parseOptions } from '@infergate/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { expectSameValue } from '../../../../test/support/expect-same-value.js';
 import { microBatcherOptionsSchema, resolveMicroBatcherOptions } from '../options.js';
 import { acceptMicroBatcherOptions } from './accept-micro-batcher-options.js';
 
@@ -146,29 +147,9 @@ const options = fc.oneof(
   junk,
 );
 
-/** Same prototype, same own keys in the same order, the same leaves (Object.is). */
-function expectSameValue(actual: unknown, expected: unknown, path = 'options'): void {
-  if (
-    typeof expected !== 'object' ||
-    expected === null ||
-    typeof (expected as Settings).maxBatchSize === 'function'
-  ) {
-    expect(Object.is(actual, expected), `${path}: ${String(actual)} vs ${String(expected)}`).toBe(true);
-    return;
-  }
-  if (Object.hasOwn(expected, 'modelConfig')) {
-    // The client is passed through as given.
-    expect(actual, path).toBe(expected);
-    return;
-  }
-  expect(typeof actual, path).toBe('object');
-  const object = actual as Record<PropertyKey, unknown>;
-  expect(Object.getPrototypeOf(object), path).toBe(Object.getPrototypeOf(expected));
-  expect(Reflect.ownKeys(object), path).toEqual(Reflect.ownKeys(expected));
-  for (const key of Reflect.ownKeys(expected)) {
-    expectSameValue(object[key], (expected as Record<PropertyKey, unknown>)[key], `${path}.${String(key)}`);
-  }
-}
+/** A function holder or the client: passed through as given. */
+const isPassedThrough = (value: object) =>
+  typeof (value as Settings).maxBatchSize === 'function' || Object.hasOwn(value, 'modelConfig');
 
 function outcome(parse: () => unknown) {
   try {
@@ -182,7 +163,7 @@ function expectAgreement(input: unknown): void {
   const oracle = microBatcherOptionsSchema().safeParse(input);
   const accepted = acceptMicroBatcherOptions(input);
   expect(accepted !== undefined, 'accepted exactly what the schema accepts').toBe(oracle.success);
-  if (oracle.success) expectSameValue(accepted, oracle.data);
+  if (oracle.success) expectSameValue(accepted, oracle.data, isPassedThrough);
 
   const ours = outcome(() => resolveMicroBatcherOptions(input as never));
   // resolveMicroBatcherOptions() takes no options as {}.
@@ -192,7 +173,7 @@ function expectAgreement(input: unknown): void {
     expect(ours.error).toBeInstanceOf(InfergateError);
     expect(String(ours.error)).toBe(String(theirs.error));
   } else {
-    expectSameValue(ours.value, theirs.value);
+    expectSameValue(ours.value, theirs.value, isPassedThrough);
   }
 }
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { expectSameValue } from '../../../../test/support/expect-same-value.js';
 import { InfergateError } from '../errors.js';
 import { clientOptionsSchema, parseClientOptions, parseOptions } from '../options.js';
 import { acceptClientOptions } from './accept-client-options.js';
@@ -190,20 +191,7 @@ const options = fc.oneof(
   junk,
 );
 
-/** Same prototype, same own keys in the same order, the same leaves (Object.is). */
-function expectSameValue(actual: unknown, expected: unknown, path = 'options'): void {
-  if (typeof expected !== 'object' || expected === null || expected instanceof Uint8Array) {
-    expect(Object.is(actual, expected), `${path}: ${String(actual)} vs ${String(expected)}`).toBe(true);
-    return;
-  }
-  expect(typeof actual, path).toBe('object');
-  const object = actual as Record<PropertyKey, unknown>;
-  expect(Object.getPrototypeOf(object), path).toBe(Object.getPrototypeOf(expected));
-  expect(Reflect.ownKeys(object), path).toEqual(Reflect.ownKeys(expected));
-  for (const key of Reflect.ownKeys(expected)) {
-    expectSameValue(object[key], (expected as Record<PropertyKey, unknown>)[key], `${path}.${String(key)}`);
-  }
-}
+const isBytes = (value: object) => value instanceof Uint8Array;
 
 function outcome(parse: () => unknown) {
   try {
@@ -217,7 +205,7 @@ function expectAgreement(input: unknown): void {
   const oracle = clientOptionsSchema().safeParse(input);
   const accepted = acceptClientOptions(input);
   expect(accepted !== undefined, 'accepted exactly what the schema accepts').toBe(oracle.success);
-  if (oracle.success) expectSameValue(accepted, oracle.data);
+  if (oracle.success) expectSameValue(accepted, oracle.data, isBytes);
 
   const ours = outcome(() => parseClientOptions(input, 'client options'));
   const theirs = outcome(() => parseOptions(clientOptionsSchema(), input, 'client options'));
@@ -231,7 +219,7 @@ function expectAgreement(input: unknown): void {
     expect(error.code).toBe(expected.code);
     expect(String(error)).toBe(String(expected));
   } else {
-    expectSameValue(ours.value, theirs.value);
+    expectSameValue(ours.value, theirs.value, isBytes);
   }
 }
 

@@ -1,6 +1,7 @@
 import { InfergateError, parseOptions } from '@infergate/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { expectSameValue } from '../../../../test/support/expect-same-value.js';
 import { BALANCE_STRATEGIES } from '../balance-strategy.js';
 import { breakerSnapshotSchema } from '../breaker-state.js';
 import { breakerOptionsSchema, chatRouterConfigSchema, routerConfigSchema } from '../config.js';
@@ -200,22 +201,6 @@ const chatFields = {
   targets: targets(chatTargetFields),
   prices: either(fc.constant({ lookup: () => undefined }), fc.constant({})),
 };
-
-/** Same prototype, same own keys in the same order, the same leaves; objects passed through stay the same. */
-function expectSameValue(actual: unknown, expected: unknown, path = 'options'): void {
-  if (Object.is(actual, expected)) return;
-  if (typeof expected !== 'object' || expected === null) {
-    expect(Object.is(actual, expected), `${path}: ${String(actual)} vs ${String(expected)}`).toBe(true);
-    return;
-  }
-  expect(typeof actual, path).toBe('object');
-  const object = actual as Record<PropertyKey, unknown>;
-  expect(Object.getPrototypeOf(object), path).toBe(Object.getPrototypeOf(expected));
-  expect(Reflect.ownKeys(object), path).toEqual(Reflect.ownKeys(expected));
-  for (const key of Reflect.ownKeys(expected)) {
-    expectSameValue(object[key], (expected as Record<PropertyKey, unknown>)[key], `${path}.${String(key)}`);
-  }
-}
 
 interface Schema {
   safeParse(value: unknown): { success: true; data: unknown } | { success: false };
