@@ -17,7 +17,12 @@ import type { MessagePool } from './h2/message-pool.js';
 import { assertSafeHeaders } from './header-values.js';
 import { grpcChannelOptions } from './internal/channel-options.js';
 import { type ChannelSecurity, checkChannelSecurity, createCredentials } from './internal/credentials.js';
-import { armBeyondGrpcJs, expireStream, grpcJsDeadline } from './internal/grpc-js-deadline.js';
+import {
+  armBeyondGrpcJs,
+  beyondGrpcJsTimer,
+  expireStream,
+  grpcJsDeadline,
+} from './internal/grpc-js-deadline.js';
 import { type Deserialize, identityBuffer, methodPath, type Serialize } from './internal/grpc-method.js';
 import { explainFailedConnect } from './internal/http1-probe.js';
 import { type EncodedInferRequest, encodeForCall, joinChunks } from './internal/infer-request-writer.js';
@@ -243,14 +248,17 @@ export class GrpcTransport implements InferTransport, ConnectivitySource {
           onAbort = () => call.cancel();
           signal.addEventListener('abort', onAbort, { once: true });
         }
-        longDeadline = armBeyondGrpcJs(
-          timeoutMs,
-          () => {
-            expired = true;
-            call.cancel();
-          },
-          undefined,
-        );
+        // Checked first, so that a call with an ordinary deadline makes no closure for it.
+        if (beyondGrpcJsTimer(timeoutMs)) {
+          longDeadline = armBeyondGrpcJs(
+            timeoutMs,
+            () => {
+              expired = true;
+              call.cancel();
+            },
+            undefined,
+          );
+        }
       } catch (error) {
         reject(InfergateError.from(error));
       }

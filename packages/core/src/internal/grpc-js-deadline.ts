@@ -15,6 +15,11 @@ export function grpcJsDeadline(timeoutMs: number | undefined): grpc.CallOptions 
     : { deadline: Date.now() + Math.min(timeoutMs, GRPC_JS_MAX_TIMEOUT_MS) };
 }
 
+/** True for a deadline grpc-js arms no timer for (beyond 2^31 − 1 ms), which needs ours. */
+export function beyondGrpcJsTimer(timeoutMs: number | undefined): timeoutMs is number {
+  return timeoutMs !== undefined && timeoutMs > MAX_TIMER_MS;
+}
+
 /**
  * Our timer for a deadline grpc-js arms none for (beyond 2^31 − 1 ms): `onExpire(arg)` when it is due,
  * whatever the server does; undefined when grpc-js's own timer covers the deadline. Unref'd, as
@@ -25,7 +30,7 @@ export function armBeyondGrpcJs<T>(
   onExpire: (arg: T) => void,
   arg: T,
 ): LongTimer | undefined {
-  if (timeoutMs === undefined || timeoutMs <= MAX_TIMER_MS) return undefined;
+  if (!beyondGrpcJsTimer(timeoutMs)) return undefined;
   const timer = setLongTimeout(onExpire, timeoutMs, arg);
   timer?.unref();
   return timer;
