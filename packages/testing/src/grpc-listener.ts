@@ -71,9 +71,18 @@ export abstract class SocketGrpcListener<Session extends { destroy(): void }> im
   /** GOAWAY on one session: no new streams; it closes once its streams are done. */
   protected abstract goAway(session: Session): void;
 
-  /** Tracks `server`'s sockets and binds it to `host:port`; resolves with the port. */
-  protected async bind(server: Server, host: string, port: number): Promise<number> {
-    server.on('connection', (socket: Socket) => {
+  /**
+   * Tracks `server`'s sockets and binds it to `host:port`; resolves with the port. `adopt`, when
+   * given, turns each accepted socket into the one the listener serves (and tracks) instead.
+   */
+  protected async bind(
+    server: Server,
+    host: string,
+    port: number,
+    adopt?: (accepted: Socket) => Socket,
+  ): Promise<number> {
+    server.on('connection', (accepted: Socket) => {
+      const socket = adopt === undefined ? accepted : adopt(accepted);
       this.#sockets.add(socket);
       socket.once('close', () => this.#sockets.delete(socket));
     });

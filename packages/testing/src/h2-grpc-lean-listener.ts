@@ -5,6 +5,7 @@ import type { H2ServeContext } from './h2-grpc-call.js';
 import { LeanSession } from './h2-grpc-lean-session.js';
 import { MAX_CONCURRENT_STREAMS, SESSION_WINDOW, STREAM_WINDOW } from './h2-grpc-listener.js';
 import { RequestMemoryPool } from './request-memory-pool.js';
+import { withReusedReadBuffer } from './reused-read-socket.js';
 import { unaryRoutes } from './rpc-routes.js';
 
 /** Our SETTINGS_MAX_FRAME_SIZE: core's frame reader's bound (1 MiB). */
@@ -43,19 +44,24 @@ export class LeanGrpcListener extends SocketGrpcListener<LeanSession> {
       session.onClose = () => this.sessions.delete(session);
     };
     const secure = this.#options.tls;
-    let server: net.Server;
     if (secure === undefined) {
-      server = net.createServer({ noDelay: true }, serve);
-    } else {
-      server = tls.createServer(serverTlsOptions(secure), (socket: tls.TLSSocket) => {
-        if (socket.alpnProtocol !== 'h2') {
-          socket.destroy();
-          return;
-        }
+      // Accepted paused: each connection moves into a socket that reads into one reused buffer.
+      const server = net.createServer({ noDelay: true, pauseOnConnect: true });
+      const adopt = (accepted: net.Socket) => {
+        const socket = withReusedReadBuffer(accepted, server);
         serve(socket);
-      });
-      server.on('tlsClientError', () => {});
+        return socket;
+      };
+      return this.bind(server, host, port, adopt);
     }
+    const server = tls.createServer(serverTlsOptions(secure), (socket: tls.TLSSocket) => {
+      if (socket.alpnProtocol !== 'h2') {
+        socket.destroy();
+        return;
+      }
+      serve(socket);
+    });
+    server.on('tlsClientError', () => {});
     return this.bind(server, host, port);
   }
 
