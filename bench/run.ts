@@ -3,10 +3,10 @@
 //   --quick     suites that support it measure shorter (documented in docs/benchmarks.md)
 //   --summary   print the summary of the existing result files without running anything
 // A suite that fails is reported and the others still run; the exit code is then 1.
+import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import { BENCH_DIR } from './lib.js';
 import { readResults, summarize, summaryTable } from './summary.js';
 
@@ -45,14 +45,22 @@ if (!args.includes('--summary')) {
   for (const suite of suites) {
     console.log(`\n═══ bench ${suite} ═══`);
     const suiteStarted = performance.now();
-    try {
-      const module = (await import(pathToFileURL(join(BENCH_DIR, 'suites', `${suite}.ts`)).href)) as {
-        run(): Promise<void>;
-      };
-      await module.run();
-    } catch (error) {
+    // Each suite in a process of its own (bench/run-suite.ts says why), with this one's Node flags.
+    const flags = args.filter(
+      (arg, index) => arg.startsWith('--') || (index > 0 && isValueFlag(args[index - 1] as string)),
+    );
+    const child = spawnSync(
+      process.execPath,
+      [...process.execArgv, join(BENCH_DIR, 'run-suite.ts'), suite, ...flags],
+      {
+        stdio: 'inherit',
+      },
+    );
+    if (child.status !== 0) {
       failed.push(suite);
-      console.error(`bench ${suite} failed:`, error);
+      console.error(
+        `bench ${suite} failed: ${child.error?.message ?? `exit ${child.status ?? child.signal}`}`,
+      );
     }
     seconds[suite] = (performance.now() - suiteStarted) / 1000;
   }
