@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { type BenchCase, flag, median, packageVersion, ROOT, report } from '../lib.js';
+import { type BenchCase, flag, median, packageVersion, ROOT, report, round } from '../lib.js';
 
 const probe = `const started = performance.now();
 await import(process.argv[2]);
@@ -284,4 +284,22 @@ export async function run(): Promise<void> {
     },
     command: 'pnpm build && pnpm bench coldstart',
   });
+  // The generic table above shows p50 only: what each package costs to import and construct, and
+  // whether anything had loaded @opentelemetry/api by then.
+  console.table(
+    constructed.map((name) => {
+      const entry = cases.find((candidate) => candidate.arm === `${name}-construct`);
+      const extra = (entry?.extra ?? {}) as {
+        importMs?: number;
+        constructMs?: number;
+        opentelemetryApiLoaded?: boolean;
+      };
+      return {
+        package: `@infergate/${name}`,
+        'import ms': round(extra.importMs ?? Number.NaN, 3),
+        'construct ms': round(extra.constructMs ?? Number.NaN, 3),
+        'OpenTelemetry API loaded': extra.opentelemetryApiLoaded === true ? 'yes' : 'no',
+      };
+    }),
+  );
 }
