@@ -1,11 +1,11 @@
 import type { Socket } from 'node:net';
-import { type ConnectionOptions, checkServerIdentity, connect as tlsConnect } from 'node:tls';
+import { type ConnectionOptions, checkServerIdentity } from 'node:tls';
 import type { ConnectivityState } from '../connectivity.js';
 import { loadPem } from '../internal/credentials.js';
 import { clearLongTimer, type LongTimer, setLongInterval, setLongTimeout } from '../internal/long-timer.js';
 import type { Endpoint } from '../options.js';
 import type { WritePolicy } from './h2-frame-writer.js';
-import { connectPlain } from './h2-plain-socket.js';
+import { connectPlain, connectTls } from './h2-plain-socket.js';
 import { H2Session } from './h2-session.js';
 
 export interface H2ConnectionOptions {
@@ -142,7 +142,7 @@ export class H2Connection {
     } else if (!/^[\d.]+$|:/.test(endpoint.host)) {
       options.servername = endpoint.host;
     }
-    const socket = tlsConnect(options);
+    const socket = connectTls(options);
     socket.once('secureConnect', () => {
       // A server that does not agree to h2 over ALPN speaks something else.
       if (socket.alpnProtocol !== 'h2') {
