@@ -5,21 +5,29 @@
 // the isolate's external memory (v8.getHeapStatistics().external_memory) sampled as each call ends.
 // Arms are run in turn, their order alternated each round (A B B A).
 //   node_modules/.bin/tsx --conditions=@infergate/source bench/gc-external-probe.ts
-//        [--arms default,into] [--calls 2000] [--concurrency 16] [--rounds 2] [--ballast MB] [--series]
+//        [--arms default,into] [--calls 2000] [--concurrency 16] [--rounds 2] [--ballast MB] [--tls] [--series]
 // Arms: `default` (the answer in memory of its own, handed to the caller) and `into` (each caller's
 // Float32Array given as `outputs: [{ name, into }]`, the receive memory pooled: decision 0026), and
 // `into_fresh` (a fresh Float32Array as `into` on every call: what the default call would cost if
 // it received into pooled memory and copied each answer out to memory of the caller's own).
+// --tls: the server on a TLS port (built testing package, in a process of its own), the client over
+// grpcs:// with the test CA.
 // --ballast MB: live JS objects the process holds throughout (an application's own heap).
 // --series: also prints, for the last window, external memory in MiB after each call with the GC
 // events between them ([S] scavenge, [MC] mark-compact, [IM] incremental marking), in time order.
 // V8 flags go before the script (e.g. --trace-gc, --trace-gc-verbose, --heap-growing-percent=N).
 
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import { getHeapStatistics } from 'node:v8';
 import { createTritonClient } from '@infergate/core';
-import { flag } from './lib.js';
+import { generateTestCertificates, type TestCertificates } from '@infergate/testing';
+import { flag, ROOT } from './lib.js';
 import { startServerProcess } from './server-process.js';
 
 type Arm = 'default' | 'into' | 'into_fresh';
@@ -54,8 +62,33 @@ new PerformanceObserver((list) => {
 // GC entries arrive asynchronously: a short pause lets the observer catch up before each reading.
 const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 
-const server = await startServerProcess();
-const client = createTritonClient({ url: server.url, enableGpuIpc: false });
+const tls = process.argv.includes('--tls');
+const certs = tls ? generateTestCertificates() : undefined;
+const server = certs === undefined ? await startServerProcess() : await startTlsServerProcess(certs);
+const client = createTritonClient({
+  url: certs === undefined ? server.url : `grpcs://${server.url}`,
+  enableGpuIpc: false,
+  ...(certs === undefined ? {} : { tls: { ca: certs.ca, serverName: 'localhost' } }),
+});
+
+/**
+ * --tls: the built testing package's reference server on a TLS port, in a process of its own (the
+ * CLI's serve-test has no TLS options), started by a small inline module; its address on stdout.
+ */
+async function startTlsServerProcess(files: TestCertificates): Promise<{ url: string; child: ChildProcess }> {
+  const entry = pathToFileURL(join(ROOT, 'packages/testing/dist/index.js')).href;
+  const script = `const { startTestServer } = await import(${JSON.stringify(entry)});
+const server = await startTestServer({ tls: { key: process.env.KEY, cert: process.env.CERT } });
+console.log(JSON.stringify({ url: server.url }));`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, KEY: files.serverKey, CERT: files.serverCert },
+  });
+  const [line] = (await once(createInterface({ input: child.stdout as NodeJS.ReadableStream }), 'line')) as [
+    string,
+  ];
+  return { url: (JSON.parse(line) as { url: string }).url, child };
+}
 const data = new Float32Array(262_144).fill(1.5);
 let samples: [number, number][] = [];
 
