@@ -24,21 +24,21 @@ function pattern(bytes: number): Buffer {
   return out;
 }
 
+/** A TLS server on a free port that sends `bytes` and ends; where to dial it (no CA given). */
+async function serverSending(bytes: Buffer): Promise<{ host: string; port: number; servername: string }> {
+  const server = createServer({ key: certs.serverKey, cert: certs.serverCert }, (socket) =>
+    socket.end(bytes),
+  );
+  servers.push(server);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { host: '127.0.0.1', port: (server.address() as AddressInfo).port, servername: 'localhost' };
+}
+
 describe('connectTls', () => {
   it('reads the decrypted stream into one reused buffer, every byte intact and in order', async () => {
     const sent = pattern(3 * 1024 * 1024 + 5);
-    const server = createServer({ key: certs.serverKey, cert: certs.serverCert }, (socket) =>
-      socket.end(sent),
-    );
-    servers.push(server);
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const socket = connectTls({
-      host: '127.0.0.1',
-      port: (server.address() as AddressInfo).port,
-      ca: certs.ca,
-      servername: 'localhost',
-    });
+    const socket = connectTls({ ...(await serverSending(sent)), ca: certs.ca });
     const received = Buffer.alloc(sent.byteLength);
     let filled = 0;
     let reads = 0;
@@ -63,17 +63,7 @@ describe('connectTls', () => {
   });
 
   it('still checks the certificate: an unknown CA fails the connection', async () => {
-    const server = createServer({ key: certs.serverKey, cert: certs.serverCert }, (socket) =>
-      socket.end('x'),
-    );
-    servers.push(server);
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const socket = connectTls({
-      host: '127.0.0.1',
-      port: (server.address() as AddressInfo).port,
-      servername: 'localhost',
-    });
+    const socket = connectTls(await serverSending(Buffer.from('x')));
     const [error] = (await once(socket, 'error')) as [NodeJS.ErrnoException];
     expect(error.code).toMatch(/CERT|SELF_SIGNED|UNABLE/);
     socket.destroy();
