@@ -2,7 +2,8 @@
 // of the test command), then prints every named figure of bench/results/*.json against its target.
 //   --quick     suites that support it measure shorter (documented in docs/benchmarks.md)
 //   --summary   print the summary of the existing result files without running anything
-// A suite that fails is reported and the others still run; the exit code is then 1.
+// Each suite runs in a process of its own (bench/run-suite.ts). A suite that fails is reported and the
+// others still run; the exit code is then 1.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -41,14 +42,16 @@ const failed: string[] = [];
 const seconds: Record<string, number> = {};
 const started = performance.now();
 
+// The command line less the suites' names: what each suite's process is given after its name.
+const flags = args.filter(
+  (arg, index) => arg.startsWith('--') || (index > 0 && isValueFlag(args[index - 1] as string)),
+);
+
 if (!args.includes('--summary')) {
   for (const suite of suites) {
     console.log(`\n═══ bench ${suite} ═══`);
     const suiteStarted = performance.now();
     // Each suite in a process of its own (bench/run-suite.ts says why), with this one's Node flags.
-    const flags = args.filter(
-      (arg, index) => arg.startsWith('--') || (index > 0 && isValueFlag(args[index - 1] as string)),
-    );
     const child = spawnSync(
       process.execPath,
       [...process.execArgv, join(BENCH_DIR, 'run-suite.ts'), suite, ...flags],
