@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:tls';
 import { generateTestCertificates, type TestCertificates } from '@infergate/testing';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { connectTls, READ_BUFFER_BYTES } from '../../packages/core/src/h2/h2-plain-socket.js';
+import { connectTls, READ_BUFFER_BYTES } from '../../packages/core/src/h2/h2-socket.js';
 
 let certs: TestCertificates;
 beforeAll(() => {

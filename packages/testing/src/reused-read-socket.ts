@@ -1,8 +1,8 @@
 // The lean listener's plain connections, each read into one buffer of its own that every read reuses
-// (Node's `onread`), as core's client reads its socket (h2-plain-socket.ts). Node gives each read of
+// (Node's `onread`), as core's client reads its socket (h2-socket.ts). Node gives each read of
 // an accepted socket fresh memory: at 1 MiB per request that was a megabyte of short-lived buffers per
 // call, which V8 counts against its heap's limits, so the server ran a mark-compact every 20 to 40
-// calls in phases, and its CPU per call swung from 0.65 to 2 ms from one benchmark window to the next
+// calls in phases, and its CPU per call swung from 0.57 to 2.53 ms from one benchmark window to the next
 // (bench/gc-server-probe.ts). `net.Server` takes no `onread` option; a `net.Socket` does, so each
 // connection, accepted paused, moves into a socket made with one. Everything the lean session keeps of
 // a read it copies (core's frame, header-block and message readers).

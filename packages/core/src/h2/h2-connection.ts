@@ -5,8 +5,8 @@ import { loadPem } from '../internal/credentials.js';
 import { clearLongTimer, type LongTimer, setLongInterval, setLongTimeout } from '../internal/long-timer.js';
 import type { Endpoint } from '../options.js';
 import type { WritePolicy } from './h2-frame-writer.js';
-import { connectPlain, connectTls } from './h2-plain-socket.js';
 import { H2Session } from './h2-session.js';
+import { connectPlain, connectTls } from './h2-socket.js';
 
 export interface H2ConnectionOptions {
   endpoint: Endpoint;

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectPlain, READ_BUFFER_BYTES } from './h2-plain-socket.js';
+import { connectPlain, READ_BUFFER_BYTES } from './h2-socket.js';
 
 const servers: ReturnType<typeof createServer>[] = [];
 afterEach(async () => {
